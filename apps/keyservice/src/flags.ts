@@ -1,0 +1,72 @@
+import { parseArgs } from 'node:util';
+import { normalizeGoFlags } from '@asterism/service-runtime';
+
+/** Keyservice configuration, from flags (reference flags and defaults, SPEC.md §10.1). */
+export interface KeyServiceConfig {
+  port: number;
+  host: string;
+  masterSecretPath: string;
+  saltPath: string;
+  metricsPort: number;
+  verbosity: number;
+}
+
+export const USAGE = `Usage: keyservice [flags]
+
+Derives data keys from the cluster master secret (kms.API/GetDataKey, plaintext gRPC,
+cluster-internal). Keys are HKDF-SHA256(master secret, salt, "key-" + id, length).
+
+Flags:
+  --port <n>            gRPC port (default 9000)
+  --host <addr>         listen address (default 0.0.0.0)
+  --master-secret <p>   file with the raw master secret, at least 16 bytes
+                        (default /var/config/mastersecret)
+  --salt <p>            file with the raw salt, at least 32 bytes (default /var/config/salt)
+  --metrics-port <n>    Prometheus /metrics port, 0 = any free port, -1 = off (default 9101)
+  -v <n>                log verbosity: <=-1 debug, 0 info, 1 warn, >=2 error (default 0)
+  -h, --help            show this help
+
+Also serves grpc.health.v1 on the gRPC port. Stops gracefully on SIGTERM.`;
+
+/** A command-line problem; main prints the message and the usage and exits 2. */
+export class FlagError extends Error {}
+
+function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^-?\d+$/.test(raw)) throw new FlagError(`invalid value "${raw}" for --${name}: not an integer`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new FlagError(`invalid value ${n} for --${name}: must be between ${min} and ${max}`);
+  return n;
+}
+
+/** Parses argv (without node and script); returns null when help was requested. */
+export function parseFlags(argv: string[]): KeyServiceConfig | null {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: normalizeGoFlags(argv),
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'master-secret': { type: 'string' },
+        salt: { type: 'string' },
+        'metrics-port': { type: 'string' },
+        v: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    throw new FlagError((err as Error).message);
+  }
+  if (values.help) return null;
+  return {
+    port: int('port', values.port, 9000, 0, 65535),
+    host: values.host ?? '0.0.0.0',
+    masterSecretPath: values['master-secret'] ?? '/var/config/mastersecret',
+    saltPath: values.salt ?? '/var/config/salt',
+    metricsPort: int('metrics-port', values['metrics-port'], 9101, -1, 65535),
+    verbosity: int('v', values.v, 0, -10, 10),
+  };
+}

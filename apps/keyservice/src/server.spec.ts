@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import { createNopLogger } from '@asterism/logger';
+import type { kms } from '@asterism/proto';
+import { KeyServiceServer, MAX_DATA_KEY_ID_BYTES, type DataKeyDeriver } from './server.js';
+
+/** Records calls; returns a fixed key or throws. */
+class StubDeriver implements DataKeyDeriver {
+  calls: Array<{ id: string; length: number }> = [];
+  constructor(private readonly result: Buffer | Error) {}
+  getDek(id: string, length: number): Buffer {
+    this.calls.push({ id, length });
+    if (this.result instanceof Error) throw this.result;
+    return this.result;
+  }
+}
+
+function invoke(server: KeyServiceServer, request: kms.GetDataKeyRequest) {
+  return new Promise<{ err: Partial<grpc.StatusObject> | null; res?: kms.GetDataKeyResponse }>((resolve) => {
+    const call = { request } as grpc.ServerUnaryCall<kms.GetDataKeyRequest, kms.GetDataKeyResponse>;
+    server.handlers().getDataKey(call, (err, res) => resolve({ err: err as Partial<grpc.StatusObject> | null, ...(res ? { res } : {}) }));
+  });
+}
+
+describe('KeyServiceServer.getDataKey (TestGetDataKey)', () => {
+  it('returns the derived key for id "1" with the key- prefix', async () => {
+    const deriver = new StubDeriver(Buffer.from('010203', 'hex'));
+    const { err, res } = await invoke(new KeyServiceServer(deriver, createNopLogger()), { dataKeyId: '1', length: 32 });
+    assert.equal(err, null);
+    assert.deepEqual(res?.dataKey, Buffer.from('010203', 'hex'));
+    assert.deepEqual(deriver.calls, [{ id: 'key-1', length: 32 }]);
+  });
+
+  const invalid: Array<[string, kms.GetDataKeyRequest, RegExp]> = [
+    ['length zero (checked first)', { dataKeyId: '', length: 0 }, /can't derive key with length zero/],
+    ['missing id', { dataKeyId: '', length: 32 }, /no data key ID specified/],
+    ['length beyond the HKDF limit', { dataKeyId: 'x', length: 8161 }, /exceeds the maximum of 8160/],
+    ['huge length', { dataKeyId: 'x', length: 0xffffffff }, /exceeds the maximum/],
+    ['oversized id', { dataKeyId: 'a'.repeat(MAX_DATA_KEY_ID_BYTES + 1), length: 32 }, /maximum is 256/],
+  ];
+  for (const [name, req, message] of invalid) {
+    it(`rejects ${name} with InvalidArgument before deriving`, async () => {
+      const deriver = new StubDeriver(Buffer.alloc(32));
+      const { err } = await invoke(new KeyServiceServer(deriver, createNopLogger()), req);
+      assert.equal(err?.code, grpc.status.INVALID_ARGUMENT);
+      assert.match(String(err?.details), message);
+      assert.equal(deriver.calls.length, 0);
+    });
+  }
+
+  it('maps an unexpected deriver failure to Internal without leaking its text', async () => {
+    const deriver = new StubDeriver(new Error('secret internal detail'));
+    const { err } = await invoke(new KeyServiceServer(deriver, createNopLogger()), { dataKeyId: 'x', length: 32 });
+    assert.equal(err?.code, grpc.status.INTERNAL);
+    assert.equal(err?.details, 'internal error');
+  });
+
+  it('accepts any UTF-8 id and keeps its case', async () => {
+    const deriver = new StubDeriver(Buffer.alloc(4));
+    await invoke(new KeyServiceServer(deriver, createNopLogger()), { dataKeyId: 'Ünïcode-ID', length: 4 });
+    assert.deepEqual(deriver.calls, [{ id: 'key-Ünïcode-ID', length: 4 }]);
+  });
+});

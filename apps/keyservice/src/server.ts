@@ -1,0 +1,52 @@
+import * as grpc from '@grpc/grpc-js';
+import { dataKeyInfo, HKDF_MAX_LENGTH } from '@asterism/crypto';
+import type { Logger } from '@asterism/logger';
+import type { kms } from '@asterism/proto';
+import { RpcError, toServiceError } from '@asterism/service-runtime';
+
+/** What the server needs to derive keys (ClusterKms implements it). */
+export interface DataKeyDeriver {
+  getDek(id: string, length: number): Buffer;
+}
+
+/** Longest accepted data key id, in bytes. Disk UUIDs are 36; this leaves ample room. */
+export const MAX_DATA_KEY_ID_BYTES = 256;
+
+/** Checks a request before any key material is touched; throws RpcError(INVALID_ARGUMENT). */
+export function validateRequest(req: kms.GetDataKeyRequest): void {
+  // Same order and texts as the reference for the first two checks.
+  if (req.length === 0) throw new RpcError(grpc.status.INVALID_ARGUMENT, "can't derive key with length zero");
+  if (req.dataKeyId === '') throw new RpcError(grpc.status.INVALID_ARGUMENT, 'no data key ID specified');
+  if (req.length > HKDF_MAX_LENGTH) {
+    throw new RpcError(grpc.status.INVALID_ARGUMENT, `key length ${req.length} exceeds the maximum of ${HKDF_MAX_LENGTH} bytes`);
+  }
+  const idBytes = Buffer.byteLength(req.dataKeyId, 'utf8');
+  if (idBytes > MAX_DATA_KEY_ID_BYTES) {
+    throw new RpcError(grpc.status.INVALID_ARGUMENT, `data key ID is ${idBytes} bytes, the maximum is ${MAX_DATA_KEY_ID_BYTES}`);
+  }
+}
+
+/** kms.API implementation: GetDataKey = HKDF(master, salt, "key-" + id, length). */
+export class KeyServiceServer {
+  constructor(
+    private readonly deriver: DataKeyDeriver,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The handler map for `server.addService(kms.APIService, ...)`. */
+  handlers(): kms.APIServer {
+    return {
+      getDataKey: (call, callback) => {
+        try {
+          validateRequest(call.request);
+          const dataKey = this.deriver.getDek(dataKeyInfo(call.request.dataKeyId), call.request.length);
+          this.logger.debug('derived data key', { dataKeyId: call.request.dataKeyId, length: call.request.length });
+          callback(null, { dataKey });
+        } catch (err) {
+          if (!(err instanceof RpcError)) this.logger.error('deriving data key failed', { err, dataKeyId: call.request.dataKeyId });
+          callback(toServiceError(err));
+        }
+      },
+    };
+  }
+}

@@ -1,0 +1,42 @@
+// Lint: typescript-eslint recommended rules plus Nx module boundaries by tag.
+//   type:app   -> may use libs and proto, never other apps
+//   type:lib   -> may use libs and proto
+//   type:proto -> generated code, depends on nothing of ours
+//   type:tool  -> may use anything
+// scope:testing libs (test helpers) may only be imported by spec files and tools.
+import nx from '@nx/eslint-plugin';
+
+export default [
+  ...nx.configs['flat/base'],
+  ...nx.configs['flat/typescript'],
+  {
+    ignores: ['**/node_modules/**', '**/dist/**', 'libs/proto/src/gen/**', '**/.cache/**', 'tools/k8s-testenv/go/**', 'tools/interop/**/*.go'],
+  },
+  {
+    files: ['**/*.ts', '**/*.mts'],
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [],
+          depConstraints: [
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib', 'type:proto'] },
+            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib', 'type:proto'] },
+            { sourceTag: 'type:proto', onlyDependOnLibsWithTags: ['type:proto'] },
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:lib', 'type:proto', 'type:app', 'type:tool'] },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='console'][callee.property.name=/^(log|info|debug)$/] > Identifier[name=/secret|key|token|password/i]",
+          message: 'never print secrets',
+        },
+      ],
+    },
+  },
+];

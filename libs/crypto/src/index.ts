@@ -1,0 +1,16 @@
+/** Key hierarchy (HKDF), randomness and kms:// URIs shared by the bootstrapper, joinservice, keyservice and CLI. */
+export * from './constants.js';
+export { CryptoError, type CryptoErrorCode } from './errors.js';
+export { deriveKey, HKDF_MAX_LENGTH } from './hkdf.js';
+export { ClusterKms, dataKeyInfo, deriveClusterId, stateDiskKeyId, type MasterSecret } from './key-hierarchy.js';
+export {
+  decodeBase64UrlPadded,
+  encodeBase64UrlPadded,
+  encodeClusterKmsUri,
+  NO_STORE_URI,
+  parseKmsUri,
+  parseStorageUri,
+  type KmsConfig,
+  type StorageConfig,
+} from './kms-uri.js';
+export { generateNonce, randomBytes, randomSerialNumber } from './random.js';

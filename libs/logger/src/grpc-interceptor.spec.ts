@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import { kms } from '@asterism/proto';
+import { loggingInterceptor, statusName } from './grpc-interceptor.js';
+import { createLogger } from './logger.js';
+
+describe('loggingInterceptor (real grpc-js server)', () => {
+  const stream = new PassThrough();
+  const chunks: string[] = [];
+  stream.on('data', (d: Buffer) => chunks.push(d.toString()));
+  const logger = createLogger({ component: 'test', stream });
+  const observed: Array<{ method: string; code: number }> = [];
+  const server = new grpc.Server({ interceptors: [loggingInterceptor(logger, (c) => observed.push(c))] });
+  let client: kms.APIClient;
+
+  before(async () => {
+    server.addService(kms.APIService, {
+      getDataKey(call: grpc.ServerUnaryCall<kms.GetDataKeyRequest, kms.GetDataKeyResponse>, cb: grpc.sendUnaryData<kms.GetDataKeyResponse>) {
+        if (call.request.dataKeyId === '') cb({ code: grpc.status.INVALID_ARGUMENT, details: 'no data key ID specified' });
+        else cb(null, { dataKey: Buffer.from('super-secret-response') });
+      },
+    });
+    const port = await new Promise<number>((res, rej) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))),
+    );
+    client = new kms.APIClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  });
+  after(() => {
+    client.close();
+    server.forceShutdown();
+  });
+
+  const call = (req: kms.GetDataKeyRequest) =>
+    new Promise<grpc.StatusObject | null>((res) => client.getDataKey(req, (err) => res(err ? (err as grpc.ServiceError) : null)));
+
+  it('logs method, peer, status and duration, never payloads', async () => {
+    assert.equal(await call({ dataKeyId: 'id', length: 32 }), null);
+    const err = await call({ dataKeyId: '', length: 32 });
+    assert.equal(err?.code, grpc.status.INVALID_ARGUMENT);
+    await new Promise((r) => setImmediate(r));
+    const lines = chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    assert.equal(lines.length, 2);
+    assert.equal(lines[0].method, '/kms.API/GetDataKey');
+    assert.equal(lines[0].status, 'Ok');
+    assert.equal(lines[0].level, 'info');
+    assert.match(lines[0].peer, /^127\.0\.0\.1:\d+$/);
+    assert.equal(typeof lines[0].durationMs, 'number');
+    assert.equal(lines[1].status, 'InvalidArgument');
+    assert.equal(lines[1].level, 'warn');
+    assert.equal(lines[1].details, 'no data key ID specified');
+    assert.ok(!chunks.join('').includes('super-secret-response'));
+    assert.deepEqual(observed.map((o) => o.code), [grpc.status.OK, grpc.status.INVALID_ARGUMENT]);
+  });
+
+  it('names status codes in CamelCase', () => {
+    assert.equal(statusName(grpc.status.INVALID_ARGUMENT), 'InvalidArgument');
+    assert.equal(statusName(grpc.status.UNAVAILABLE), 'Unavailable');
+  });
+});

@@ -1,0 +1,9 @@
+/**
+ * Generated gRPC/protobuf bindings (ts-proto, grpc-js services), one namespace per proto package.
+ * The method paths match the reference: /init.API/Init, /join.API/IssueJoinTicket,
+ * /join.API/IssueRejoinTicket and /kms.API/GetDataKey.
+ */
+export * as components from './gen/components/components.js';
+export * as init from './gen/init/init.js';
+export * as join from './gen/join/join.js';
+export * as kms from './gen/kms/keyservice.js';

@@ -1,0 +1,6 @@
+/** Runtime pieces shared by the gRPC services: server with logging/health, metrics, signals, status errors. */
+export { GrpcServer, type GrpcServerOptions } from './grpc-server.js';
+export { MetricsEndpoint, ServiceMetrics } from './metrics.js';
+export { RpcError, toServiceError } from './rpc-error.js';
+export { handleShutdownSignals } from './signals.js';
+export { normalizeGoFlags } from './go-flags.js';

@@ -1,0 +1,25 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { spawn } from 'node:child_process';
+import { ServiceProcess } from './process.js';
+
+describe('ServiceProcess', () => {
+  it('collects JSON log lines and waits for one', async () => {
+    const child = spawn(process.execPath, ['-e', 'console.error(JSON.stringify({msg:"a"}));console.error("plain");setTimeout(()=>console.error(JSON.stringify({msg:"ready",port:7})),50);setTimeout(()=>{},5000)'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const p = new ServiceProcess(child);
+    const line = await p.waitForLog((l) => l.msg === 'ready');
+    assert.equal(line.port, 7);
+    const res = await p.stop();
+    assert.equal(res.signal, 'SIGTERM');
+    assert.deepEqual(p.jsonLogs().map((l) => l.msg), ['a', 'ready']);
+  });
+
+  it('fails fast when the process exits before the line', async () => {
+    const child = spawn(process.execPath, ['-e', 'console.error("boom"); process.exit(3)'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = new ServiceProcess(child);
+    await assert.rejects(p.waitForLog((l) => l.msg === 'never'), /exited before the expected log line[\s\S]*boom/);
+    assert.equal((await p.exited).code, 3);
+  });
+});

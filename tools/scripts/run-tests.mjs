@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// Runs one project's tests with node's built-in test runner (TypeScript via tsx).
+// Usage: node tools/scripts/run-tests.mjs <projectRoot> [--unit | --int] [--only <substring>]
+//   --unit  only *.spec.ts files that are not *.int.spec.ts (fast, no real components needed)
+//   --int   only *.int.spec.ts files (real components: swtpm, kube-apiserver, helm, ...)
+// A TAP copy of the results lands in .test-results/<project>.tap for the summary in test-all.mjs.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { basename, join, relative, resolve } from 'node:path';
+
+const args = process.argv.slice(2);
+const root = args.find((a) => !a.startsWith('--'));
+if (!root) {
+  console.error('usage: run-tests.mjs <projectRoot> [--unit|--int] [--only <substring>]');
+  process.exit(2);
+}
+const mode = args.includes('--unit') ? 'unit' : args.includes('--int') ? 'int' : 'all';
+const onlyIdx = args.indexOf('--only');
+const only = onlyIdx >= 0 ? args[onlyIdx + 1] : undefined;
+const workspace = resolve(import.meta.dirname, '..', '..');
+const projectDir = resolve(workspace, root);
+
+/** Recursively lists spec files, skipping dependency and output folders. */
+function findSpecs(dir) {
+  const out = [];
+  for (const entry of readdirSync(dir)) {
+    if (entry === 'node_modules' || entry === 'dist' || entry.startsWith('.')) continue;
+    const p = join(dir, entry);
+    if (statSync(p).isDirectory()) out.push(...findSpecs(p));
+    else if (entry.endsWith('.spec.ts')) out.push(p);
+  }
+  return out;
+}
+
+let files = findSpecs(projectDir).sort();
+if (mode === 'unit') files = files.filter((f) => !f.endsWith('.int.spec.ts'));
+if (mode === 'int') files = files.filter((f) => f.endsWith('.int.spec.ts'));
+if (only) files = files.filter((f) => f.includes(only));
+if (files.length === 0) {
+  if (mode === 'all' && !only) {
+    console.error(`run-tests: no *.spec.ts files under ${root}: every project must have tests`);
+    process.exit(1);
+  }
+  console.log(`run-tests: no ${mode} tests under ${root}`);
+  process.exit(0);
+}
+
+const resultsDir = join(workspace, '.test-results');
+mkdirSync(resultsDir, { recursive: true });
+const name = basename(projectDir) + (mode === 'all' ? '' : `.${mode}`);
+const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+const res = spawnSync(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=tap',
+    `--test-reporter-destination=${join(resultsDir, `${name}.tap`)}`,
+    ...files.map((f) => relative(workspace, f)),
+  ],
+  { cwd: workspace, stdio: 'inherit', env: { ...process.env, ASTERISM_WORKSPACE: workspace } },
+);
+if (res.error) {
+  console.error(`run-tests: could not start node: ${res.error.message}`);
+  process.exit(1);
+}
+if (!existsSync(join(resultsDir, `${name}.tap`))) console.error('run-tests: no TAP output written');
+process.exit(res.status ?? 1);

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs everything the tests and the local cluster need on a fresh Debian 12 machine:
+# Debian packages (swtpm, tpm2-tools, cryptsetup, openssl, unzip), npm dependencies, and the
+# tools built or unpacked into ignored cache folders. Safe to re-run: finished steps are skipped.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+say() { printf '[setup] %s\n' "$*"; }
+need_root() { [ "$(id -u)" = 0 ] || { say "needs root for apt-get (or install the packages listed in this script yourself)"; exit 1; }; }
+
+APT_PACKAGES=(swtpm swtpm-tools tpm2-tools cryptsetup-bin openssl unzip ca-certificates)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  need_root
+  say "installing Debian packages: ${missing[*]}"
+  start=$SECONDS
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  say "Debian packages installed in $((SECONDS - start))s"
+else
+  say "Debian packages present"
+fi
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "installing npm dependencies (npm ci)"
+  start=$SECONDS
+  npm ci --no-audit --no-fund
+  say "npm dependencies installed in $((SECONDS - start))s"
+else
+  say "npm dependencies up to date"
+fi
+
+for hook in tools/scripts/setup.d/*.sh; do
+  [ -e "$hook" ] || continue
+  say "running $(basename "$hook")"
+  bash "$hook"
+done
+say "done"
