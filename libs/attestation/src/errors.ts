@@ -1,0 +1,33 @@
+import { AsterismError } from '@asterism/errors';
+
+/**
+ * Stable reason codes for attestation failures. "Crypto says no" (signature, chain, digest) and
+ * "policy says no" (measurements, TCB, nonce binding) are distinguishable by code.
+ */
+export type AttestationErrorCode =
+  | 'VARIANT_UNKNOWN'
+  | 'DOCUMENT_MALFORMED'
+  | 'NONCE_MISMATCH'
+  | 'USER_DATA_MISMATCH'
+  | 'MEASUREMENT_MISMATCH'
+  | 'MEASUREMENTS_INVALID'
+  | 'QUOTE_MISSING'
+  | 'QUOTE_INVALID'
+  | 'QUOTE_SIGNATURE_INVALID'
+  | 'PCR_DIGEST_MISMATCH'
+  | 'AK_UNTRUSTED'
+  | 'AK_MISMATCH'
+  | 'EVENT_LOG_INVALID'
+  | 'EVENT_LOG_MISMATCH'
+  | 'CERT_CHAIN_INVALID'
+  | 'REPORT_INVALID'
+  | 'REPORT_SIGNATURE_INVALID'
+  | 'TCB_TOO_LOW'
+  | 'POLICY_VIOLATION'
+  | 'CONFIG_INVALID'
+  | 'NODE_ALREADY_INITIALIZED'
+  | 'ISSUER_FAILED'
+  | 'TIMEOUT';
+
+/** Why a piece of evidence was rejected (or could not be produced). */
+export class AttestationError extends AsterismError<AttestationErrorCode> {}
