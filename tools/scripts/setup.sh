@@ -24,9 +24,12 @@ else
 fi
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  say "installing npm dependencies (npm ci)"
+  # `npm install` (not `npm ci`): the registry we reach lacks some other-platform optional
+  # binaries (e.g. @bufbuild/buf-darwin-*), so npm cannot record them in the lock file and
+  # `npm ci` refuses the lock as out of sync. `npm install` still installs the locked versions.
+  say "installing npm dependencies (npm install, locked versions)"
   start=$SECONDS
-  npm ci --no-audit --no-fund
+  npm install --no-audit --no-fund
   say "npm dependencies installed in $((SECONDS - start))s"
 else
   say "npm dependencies up to date"
