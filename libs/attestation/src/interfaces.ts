@@ -25,4 +25,4 @@ export interface AttestationLogger {
 }
 
 /** Discards everything. */
-export const NOP_ATTESTATION_LOGGER: AttestationLogger = { info() {}, warn() {} };
+export const NOP_ATTESTATION_LOGGER: AttestationLogger = { info: () => undefined, warn: () => undefined };
