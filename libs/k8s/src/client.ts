@@ -1,0 +1,39 @@
+import * as k8s from '@kubernetes/client-node';
+import { K8sError } from './errors.js';
+
+/** The typed API clients the Asterism services use. */
+export interface KubeClients {
+  config: k8s.KubeConfig;
+  core: k8s.CoreV1Api;
+  custom: k8s.CustomObjectsApi;
+}
+
+/** Builds clients from a KubeConfig. */
+export function clientsFromConfig(config: k8s.KubeConfig): KubeClients {
+  return { config, core: config.makeApiClient(k8s.CoreV1Api), custom: config.makeApiClient(k8s.CustomObjectsApi) };
+}
+
+/** Loads a kubeconfig file (e.g. the admin kubeconfig of a test control plane). */
+export function clientsFromKubeconfigFile(path: string): KubeClients {
+  const config = new k8s.KubeConfig();
+  try {
+    config.loadFromFile(path);
+  } catch (err) {
+    throw new K8sError('K8S_CONFIG_INVALID', `loading kubeconfig ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  return clientsFromConfig(config);
+}
+
+/** In-cluster clients (service account token); `rootPrefix` lets tests point at a fake root. */
+export function clientsInCluster(rootPrefix = ''): KubeClients {
+  const config = new k8s.KubeConfig();
+  try {
+    config.loadFromCluster(rootPrefix);
+  } catch (err) {
+    throw new K8sError('K8S_CONFIG_INVALID', `loading in-cluster config: ${(err as Error).message}`, { cause: err });
+  }
+  if (!config.getCurrentCluster()?.server || config.getCurrentCluster()?.server.includes('undefined')) {
+    throw new K8sError('K8S_CONFIG_INVALID', 'not running in a cluster: KUBERNETES_SERVICE_HOST/PORT are not set');
+  }
+  return clientsFromConfig(config);
+}
