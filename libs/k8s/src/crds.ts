@@ -75,7 +75,7 @@ export const NODE_VERSION_CRD: k8s.V1CustomResourceDefinition = {
                   kubernetesClusterVersion: { type: 'string' },
                 },
               },
-              status: { type: 'object', xKubernetesPreserveUnknownFields: true },
+              status: { type: 'object', x_kubernetes_preserve_unknown_fields: true },
             },
           },
         },
