@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from '@asterism/logger';
+import type { join } from '@asterism/proto';
+import type { JoinMetrics } from './metrics.js';
+import type { PeerRateLimiter } from './rate-limiter.js';
+import { JoinError, type JoinErrorCode } from './ticket/errors.js';
+import type { TicketIssuer } from './ticket/ticket-issuer.js';
+
+const STATUS_OF: Record<JoinErrorCode, grpc.status> = {
+  INVALID_REQUEST: grpc.status.INVALID_ARGUMENT,
+  KEYSERVICE_UNAVAILABLE: grpc.status.UNAVAILABLE,
+  KUBERNETES_UNAVAILABLE: grpc.status.UNAVAILABLE,
+  CONTROL_PLANE_JOIN_IN_PROGRESS: grpc.status.ABORTED,
+  INTERNAL: grpc.status.INTERNAL,
+};
+
+/** Metadata key a client may use to carry its join id (our JoinClient sends one). */
+export const JOIN_ID_METADATA = 'x-join-id';
+
+/** Uses the client's join id when it is a sane token, else a fresh UUID. */
+export function joinIdFrom(metadata: grpc.Metadata): string {
+  const v = metadata.get(JOIN_ID_METADATA)[0];
+  return typeof v === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(v) ? v : randomUUID();
+}
+
+/** join.API over the ticket issuer: rate limiting, join ids, status mapping, metrics. */
+export class JoinServer {
+  constructor(
+    private readonly issuer: TicketIssuer,
+    private readonly logger: Logger,
+    private readonly metrics: JoinMetrics,
+    private readonly limiter: PeerRateLimiter,
+    private readonly variant: () => string,
+  ) {}
+
+  /** Handlers for `server.addService(join.APIService, ...)`. */
+  handlers(): join.APIServer {
+    return {
+      issueJoinTicket: (call, callback) => {
+        void this.handle('join', call, callback, (ctx) => this.issuer.issueJoinTicket(call.request, ctx));
+      },
+      issueRejoinTicket: (call, callback) => {
+        void this.handle('rejoin', call, callback, (ctx) => this.issuer.issueRejoinTicket(call.request, ctx));
+      },
+    };
+  }
+
+  private async handle<Req, Res>(
+    kind: 'join' | 'rejoin',
+    call: grpc.ServerUnaryCall<Req, Res>,
+    callback: grpc.sendUnaryData<Res>,
+    run: (ctx: { peer: string; joinId: string; signal: AbortSignal }) => Promise<Res>,
+  ): Promise<void> {
+    const peer = call.getPeer();
+    const joinId = joinIdFrom(call.metadata);
+    const variant = this.variant();
+    const started = process.hrtime.bigint();
+    const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+    const trailer = new grpc.Metadata();
+    trailer.set(JOIN_ID_METADATA, joinId);
+    if (!this.limiter.take(peer)) {
+      this.metrics.refused.inc({ kind, reason: 'RATE_LIMITED', variant });
+      this.logger.warn('ticket refused: rate limit', { joinId, peer, kind });
+      callback({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'too many join requests from this peer, retry later', metadata: trailer });
+      return;
+    }
+    const abort = new AbortController();
+    call.on('cancelled', () => abort.abort());
+    try {
+      const res = await run({ peer, joinId, signal: abort.signal });
+      this.metrics.issued.inc({ kind, variant });
+      this.metrics.duration.observe({ kind, outcome: 'issued' }, seconds());
+      callback(null, res, trailer);
+    } catch (err) {
+      const je = err instanceof JoinError ? err : new JoinError('INTERNAL', 'internal error', { cause: err });
+      this.metrics.refused.inc({ kind, reason: je.code, variant });
+      this.metrics.duration.observe({ kind, outcome: 'refused' }, seconds());
+      const fields = { joinId, peer, kind, code: je.code, err: je };
+      if (je.code === 'INVALID_REQUEST') this.logger.warn('ticket refused', fields);
+      else this.logger.error('ticket failed', fields);
+      callback({ code: STATUS_OF[je.code], details: je.code === 'INTERNAL' && !(err instanceof JoinError) ? 'internal error' : je.message, metadata: trailer });
+    }
+  }
+}

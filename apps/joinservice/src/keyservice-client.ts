@@ -1,0 +1,56 @@
+import * as grpc from '@grpc/grpc-js';
+import { AsterismError } from '@asterism/errors';
+import { kms } from '@asterism/proto';
+import type { DataKeySource } from './ticket/ports.js';
+
+/** Keyservice failures as seen by the joinservice. */
+export class KeyServiceError extends AsterismError<'KEYSERVICE_UNAVAILABLE' | 'KEYSERVICE_REJECTED'> {}
+
+/**
+ * Plaintext gRPC client of the keyservice (cluster-internal, SPEC.md §9.9). One long-lived
+ * channel instead of the reference's connection per call; calls wait for the keyservice to be
+ * reachable (waitForReady) up to `timeoutMs`, so a keyservice restart delays joins instead of
+ * failing them.
+ */
+export class KeyServiceClient implements DataKeySource {
+  readonly #client: kms.APIClient;
+
+  constructor(
+    endpoint: string,
+    private readonly timeoutMs = 10_000,
+  ) {
+    this.#client = new kms.APIClient(endpoint, grpc.credentials.createInsecure(), {
+      'grpc.initial_reconnect_backoff_ms': 200,
+      'grpc.max_reconnect_backoff_ms': 2000,
+    });
+  }
+
+  /** Derives data key `id` (the keyservice prefixes `key-`). */
+  getDataKey(id: string, length: number, signal?: AbortSignal, joinId?: string): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      const md = new grpc.Metadata({ waitForReady: true });
+      if (joinId) md.set('x-join-id', joinId);
+      const call = this.#client.getDataKey(
+        { dataKeyId: id, length },
+        md,
+        { deadline: Date.now() + this.timeoutMs },
+        (err, res) => {
+          signal?.removeEventListener('abort', onAbort);
+          if (!err) return resolve(res.dataKey);
+          const unavailable = [grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED, grpc.status.CANCELLED].includes(err.code);
+          reject(
+            new KeyServiceError(unavailable ? 'KEYSERVICE_UNAVAILABLE' : 'KEYSERVICE_REJECTED', `fetching data encryption key from the keyservice: ${grpc.status[err.code]}: ${err.details}`, {
+              details: { grpcCode: err.code },
+            }),
+          );
+        },
+      );
+      const onAbort = () => call.cancel();
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  close(): void {
+    this.#client.close();
+  }
+}

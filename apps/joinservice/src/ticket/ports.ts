@@ -1,0 +1,59 @@
+/**
+ * What the ticket issuer needs from the outside world, declared here by the consumer and
+ * injected through the constructor (tests pass stubs; main wires the real implementations).
+ */
+import type { components } from '@asterism/proto';
+
+/** Keyservice access: `GetDataKey(id, length)` (ids without the `key-` prefix). */
+export interface DataKeySource {
+  getDataKey(id: string, length: number, signal?: AbortSignal): Promise<Buffer>;
+}
+
+/** A kubeadm bootstrap token plus the discovery data a node needs to trust the API server. */
+export interface JoinToken {
+  apiServerEndpoint: string;
+  token: string;
+  discoveryTokenCaCertHash: string;
+}
+
+/** Creates a short-lived bootstrap token. */
+export interface JoinTokenSource {
+  createJoinToken(ttlMs: number): Promise<JoinToken>;
+}
+
+/** Kubernetes components for joining nodes (NodeVersion -> ConfigMap). */
+export interface ComponentsSource {
+  /** Name of the components ConfigMap referenced by the NodeVersion. */
+  componentsReference(): Promise<string>;
+  components(configMapName: string): Promise<components.Component[]>;
+}
+
+/** Signs kubelet client certificates from CSRs (the cluster CA). */
+export interface KubeletCertSigner {
+  /** Returns the PEM certificate for a validated DER CSR. */
+  sign(csrDer: Uint8Array): Promise<Buffer>;
+}
+
+/** Reads the control-plane PKI files handed to joining control-plane nodes. */
+export interface ControlPlaneFiles {
+  read(): Promise<Array<{ name: string; data: Buffer }>>;
+}
+
+/** Records a joining node (JoiningNode CR). */
+export interface JoiningNodeRecorder {
+  add(spec: { nodeName: string; componentsReference: string; isControlPlane: boolean }): Promise<void>;
+}
+
+/** Extra SSH principals from the kubeadm ClusterConfiguration (apiServer.certSANs). */
+export interface CertSansSource {
+  certSans(): Promise<string[]>;
+}
+
+/** The emergency SSH CA: signs host certificates. */
+export interface SshHostCertSigner {
+  /**
+   * Builds the CA from `seed` and signs a host certificate for `hostPublicKey` (SSH wire format).
+   * Returns authorized_keys lines of the CA public key and of the certificate.
+   */
+  sign(seed: Buffer, hostPublicKey: Uint8Array, principals: string[]): Promise<{ caPublicKey: Buffer; certificate: Buffer }>;
+}

@@ -1,0 +1,76 @@
+import type { join } from '@asterism/proto';
+import { JoinError } from './errors.js';
+
+/** LUKS UUIDs as cryptsetup prints them. */
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+export const MAX_PRINCIPALS = 64;
+export const MAX_PRINCIPAL_LENGTH = 255;
+export const MAX_CSR_BYTES = 16 * 1024;
+export const MAX_HOST_KEY_BYTES = 4 * 1024;
+
+/** Parses and checks a kubelet CSR; returns the node name from `CN=system:node:<name>`. */
+export interface CsrValidator {
+  nodeNameFromCsr(csrDer: Uint8Array): string;
+}
+
+/** Checks an SSH wire-format public key. */
+export interface HostKeyValidator {
+  assertValidPublicKey(wire: Uint8Array): void;
+}
+
+function invalid(message: string, field: string): JoinError {
+  return new JoinError('INVALID_REQUEST', message, { details: { field } });
+}
+
+/** Validates the disk UUID of a join or rejoin request. */
+export function validateDiskUuid(diskUuid: string): void {
+  if (diskUuid === '') throw invalid('disk_uuid is empty', 'disk_uuid');
+  if (!UUID.test(diskUuid)) throw invalid(`disk_uuid ${JSON.stringify(diskUuid.slice(0, 64))} is not a UUID`, 'disk_uuid');
+}
+
+/** The parts of a join request that passed validation. */
+export interface ValidatedJoinRequest {
+  diskUuid: string;
+  csrDer: Buffer;
+  nodeName: string;
+  isControlPlane: boolean;
+  hostPublicKey: Buffer;
+  principals: string[];
+}
+
+/**
+ * Validates everything in an IssueJoinTicket request before any key is derived or any
+ * Kubernetes object is created (the reference validated nothing up front).
+ */
+export function validateJoinRequest(req: join.IssueJoinTicketRequest, csr: CsrValidator, hostKeys: HostKeyValidator): ValidatedJoinRequest {
+  validateDiskUuid(req.diskUuid);
+  if (req.certificateRequest.length === 0) throw invalid('certificate_request is empty', 'certificate_request');
+  if (req.certificateRequest.length > MAX_CSR_BYTES) throw invalid(`certificate_request is larger than ${MAX_CSR_BYTES} bytes`, 'certificate_request');
+  let nodeName: string;
+  try {
+    nodeName = csr.nodeNameFromCsr(req.certificateRequest);
+  } catch (err) {
+    throw new JoinError('INVALID_REQUEST', `certificate_request: ${(err as Error).message}`, { details: { field: 'certificate_request' }, cause: err });
+  }
+  if (req.hostPublicKey.length === 0) throw invalid('host_public_key is empty', 'host_public_key');
+  if (req.hostPublicKey.length > MAX_HOST_KEY_BYTES) throw invalid(`host_public_key is larger than ${MAX_HOST_KEY_BYTES} bytes`, 'host_public_key');
+  try {
+    hostKeys.assertValidPublicKey(req.hostPublicKey);
+  } catch (err) {
+    throw new JoinError('INVALID_REQUEST', `host_public_key: ${(err as Error).message}`, { details: { field: 'host_public_key' }, cause: err });
+  }
+  if (req.hostCertificatePrincipals.length > MAX_PRINCIPALS) throw invalid(`more than ${MAX_PRINCIPALS} host certificate principals`, 'host_certificate_principals');
+  for (const p of req.hostCertificatePrincipals) {
+    if (p.length === 0 || p.length > MAX_PRINCIPAL_LENGTH || /[\s\x00-\x1f\x7f,]/.test(p)) {
+      throw invalid(`invalid host certificate principal ${JSON.stringify(p.slice(0, 64))}`, 'host_certificate_principals');
+    }
+  }
+  return {
+    diskUuid: req.diskUuid,
+    csrDer: Buffer.from(req.certificateRequest),
+    nodeName,
+    isControlPlane: req.isControlPlane,
+    hostPublicKey: Buffer.from(req.hostPublicKey),
+    principals: [...req.hostCertificatePrincipals],
+  };
+}

@@ -1,0 +1,205 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createNopLogger } from '@asterism/logger';
+import type { join } from '@asterism/proto';
+import { JoinError } from './errors.js';
+import type { TicketIssuerDeps } from './ticket-issuer.js';
+import { TicketIssuer } from './ticket-issuer.js';
+
+const UUID = '0a1b2c3d-0000-4000-8000-00000000000a';
+
+/** Stubs keyed like the reference's TestIssueJoinTicket, recording every call. */
+function stubs(overrides: Partial<TicketIssuerDeps> = {}) {
+  const calls: string[] = [];
+  const keys: Record<string, Buffer> = { [UUID]: Buffer.from('010203', 'hex'), measurementSecret: Buffer.from('070809', 'hex'), ca_emergency_ssh: Buffer.alloc(32) };
+  const deps: TicketIssuerDeps = {
+    keys: {
+      async getDataKey(id) {
+        calls.push(`key:${id}`);
+        const k = keys[id];
+        if (!k) throw new Error(`no key ${id}`);
+        return k;
+      },
+    },
+    tokens: {
+      async createJoinToken(ttl) {
+        calls.push(`token:${ttl}`);
+        return { apiServerEndpoint: '192.0.2.1:6443', token: 'abcdef.0123456789abcdef', discoveryTokenCaCertHash: 'sha256:hash' };
+      },
+    },
+    components: {
+      async componentsReference() {
+        calls.push('componentsRef');
+        return 'k8s-components-ref';
+      },
+      async components(name) {
+        calls.push(`components:${name}`);
+        return [{ url: 'data:x', hash: '', installPath: '/opt/x', extract: false }];
+      },
+    },
+    kubeletCa: {
+      async sign() {
+        calls.push('kubeletCert');
+        return Buffer.from('040506', 'hex');
+      },
+    },
+    controlPlaneFiles: {
+      async read() {
+        calls.push('cpFiles');
+        return [{ name: 'test', data: Buffer.from('file') }];
+      },
+    },
+    joiningNodes: {
+      async add(spec) {
+        calls.push(`joining:${spec.nodeName}:${spec.componentsReference}:${spec.isControlPlane}`);
+      },
+    },
+    certSans: {
+      async certSans() {
+        return ['*'];
+      },
+    },
+    sshCa: {
+      async sign(seed, _key, principals) {
+        calls.push(`ssh:${seed.length}:${principals.join(',')}`);
+        if (seed.length < 32) throw new Error('seed too short');
+        return { caPublicKey: Buffer.from('ssh-ed25519 CA\n'), certificate: Buffer.from('ssh-ed25519-cert-v01@openssh.com CERT\n') };
+      },
+    },
+    csrValidator: {
+      nodeNameFromCsr(der) {
+        if (Buffer.from(der).toString() !== 'csr:node') throw new Error('CN must start with system:node:');
+        return 'node';
+      },
+    },
+    hostKeyValidator: {
+      assertValidPublicKey(wire) {
+        if (Buffer.from(wire).toString() !== 'ssh-key') throw new Error('not an SSH public key');
+      },
+    },
+    measurementSalt: Buffer.alloc(32, 2),
+    logger: createNopLogger(),
+    ...overrides,
+  };
+  return { deps, calls, keys };
+}
+
+const request = (over: Partial<join.IssueJoinTicketRequest> = {}): join.IssueJoinTicketRequest => ({
+  diskUuid: UUID,
+  certificateRequest: Buffer.from('csr:node'),
+  isControlPlane: false,
+  hostPublicKey: Buffer.from('ssh-key'),
+  hostCertificatePrincipals: ['10.0.0.5', 'node'],
+  ...over,
+});
+const ctx = { peer: '192.0.2.9:50000', joinId: 'join-1' };
+
+describe('TicketIssuer.issueJoinTicket', () => {
+  it('issues a worker ticket with every field (worker ok)', async () => {
+    const { deps, calls } = stubs();
+    const res = await new TicketIssuer(deps).issueJoinTicket(request(), ctx);
+    assert.deepEqual(res.stateDiskKey, Buffer.from('010203', 'hex'));
+    assert.deepEqual(res.measurementSecret, Buffer.from('070809', 'hex'));
+    assert.deepEqual(res.measurementSalt, Buffer.alloc(32, 2));
+    assert.deepEqual(res.kubeletCert, Buffer.from('040506', 'hex'));
+    assert.equal(res.apiServerEndpoint, '192.0.2.1:6443');
+    assert.equal(res.token, 'abcdef.0123456789abcdef');
+    assert.equal(res.discoveryTokenCaCertHash, 'sha256:hash');
+    assert.equal(res.controlPlaneFiles.length, 0);
+    assert.equal(res.kubernetesVersion, '');
+    assert.equal(res.kubernetesComponents.length, 1);
+    assert.equal(res.authorizedCaPublicKey.toString(), 'ssh-ed25519 CA\n');
+    assert.equal(res.hostCertificate.toString(), 'ssh-ed25519-cert-v01@openssh.com CERT\n');
+    assert.deepEqual(calls, [
+      'key:measurementSecret',
+      `key:${UUID}`,
+      'key:ca_emergency_ssh',
+      'ssh:32:10.0.0.5,node,*',
+      'token:900000',
+      'componentsRef',
+      'components:k8s-components-ref',
+      'kubeletCert',
+      'joining:node:k8s-components-ref:false',
+    ]);
+  });
+
+  it('adds control-plane files for control planes', async () => {
+    const { deps, calls } = stubs();
+    const res = await new TicketIssuer(deps).issueJoinTicket(request({ isControlPlane: true }), ctx);
+    assert.deepEqual(res.controlPlaneFiles, [{ name: 'test', data: Buffer.from('file') }]);
+    assert.ok(calls.includes('joining:node:k8s-components-ref:true'));
+  });
+
+  it('falls back to the peer address as principal when nothing else is known', async () => {
+    const { deps, calls } = stubs({ certSans: { certSans: async () => Promise.reject(new Error('file missing')) } });
+    await new TicketIssuer(deps).issueJoinTicket(request({ hostCertificatePrincipals: [] }), ctx);
+    assert.ok(calls.includes('ssh:32:192.0.2.9:50000'));
+  });
+
+  // Malformed requests must never reach the keyservice or Kubernetes.
+  const invalid: Array<[string, Partial<join.IssueJoinTicketRequest>, RegExp]> = [
+    ['empty disk UUID', { diskUuid: '' }, /disk_uuid is empty/],
+    ['non-UUID disk id', { diskUuid: '../../etc/passwd' }, /is not a UUID/],
+    ['empty CSR', { certificateRequest: Buffer.alloc(0) }, /certificate_request is empty/],
+    ['malformed CSR', { certificateRequest: Buffer.from('garbage') }, /certificate_request: CN must start/],
+    ['oversized CSR', { certificateRequest: Buffer.alloc(20_000) }, /larger than/],
+    ['missing host key', { hostPublicKey: Buffer.alloc(0) }, /host_public_key is empty/],
+    ['bad host key', { hostPublicKey: Buffer.from('nope') }, /host_public_key: not an SSH public key/],
+    ['principal with a comma', { hostCertificatePrincipals: ['a,b'] }, /invalid host certificate principal/],
+    ['too many principals', { hostCertificatePrincipals: Array.from({ length: 65 }, (_, i) => `p${i}`) }, /more than 64/],
+  ];
+  for (const [name, over, message] of invalid) {
+    it(`rejects ${name} with INVALID_REQUEST before any key or Kubernetes call`, async () => {
+      const { deps, calls } = stubs();
+      await assert.rejects(new TicketIssuer(deps).issueJoinTicket(request(over), ctx), (e: unknown) => e instanceof JoinError && e.code === 'INVALID_REQUEST' && message.test(e.message));
+      assert.deepEqual(calls, []);
+    });
+  }
+
+  const failures: Array<[string, (s: ReturnType<typeof stubs>) => void, string, RegExp]> = [
+    ['key getter error', (s) => delete s.keys[UUID], 'KEYSERVICE_UNAVAILABLE', /getting key for stateful disk/],
+    ['measurement secret error', (s) => delete s.keys.measurementSecret, 'KEYSERVICE_UNAVAILABLE', /getting measurement secret/],
+    ['SSH seed only 3 bytes', (s) => (s.keys.ca_emergency_ssh = Buffer.alloc(3)), 'INTERNAL', /generating and signing SSH host key/],
+    ['token error', (s) => (s.deps.tokens = { createJoinToken: () => Promise.reject(new Error('apiserver down')) }), 'KUBERNETES_UNAVAILABLE', /generating Kubernetes join arguments/],
+    ['components error', (s) => (s.deps.components.components = () => Promise.reject(new Error('x'))), 'KUBERNETES_UNAVAILABLE', /getting components/],
+    ['certificate error', (s) => (s.deps.kubeletCa = { sign: () => Promise.reject(new Error('x')) }), 'INTERNAL', /generating kubelet certificate/],
+    ['joining node error', (s) => (s.deps.joiningNodes = { add: () => Promise.reject(new Error('x')) }), 'KUBERNETES_UNAVAILABLE', /adding node to joining nodes/],
+  ];
+  for (const [name, mutate, code, message] of failures) {
+    it(`maps ${name} to ${code}`, async () => {
+      const s = stubs();
+      mutate(s);
+      await assert.rejects(new TicketIssuer(s.deps).issueJoinTicket(request(), ctx), (e: unknown) => e instanceof JoinError && e.code === code && message.test(e.message));
+    });
+  }
+
+  it('maps a concurrent control-plane join to CONTROL_PLANE_JOIN_IN_PROGRESS', async () => {
+    const { K8sError } = await import('@asterism/k8s');
+    const s = stubs({ joiningNodes: { add: () => Promise.reject(new K8sError('CONTROL_PLANE_JOIN_IN_PROGRESS', 'maybe another node is already joining')) } });
+    await assert.rejects(new TicketIssuer(s.deps).issueJoinTicket(request({ isControlPlane: true }), ctx), (e: unknown) => e instanceof JoinError && e.code === 'CONTROL_PLANE_JOIN_IN_PROGRESS');
+  });
+
+  it('control-plane file error fails only control-plane joins', async () => {
+    const s = stubs({ controlPlaneFiles: { read: () => Promise.reject(new Error('ca.key missing')) } });
+    await assert.rejects(new TicketIssuer(s.deps).issueJoinTicket(request({ isControlPlane: true }), ctx), /loading control-plane certificates and keys: ca.key missing/);
+    await new TicketIssuer(s.deps).issueJoinTicket(request(), ctx);
+  });
+});
+
+describe('TicketIssuer.issueRejoinTicket (TestIssueRejoinTicket)', () => {
+  it('returns disk key and measurement secret only', async () => {
+    const { deps, calls } = stubs();
+    const res = await new TicketIssuer(deps).issueRejoinTicket({ diskUuid: UUID }, ctx);
+    assert.deepEqual(res, { stateDiskKey: Buffer.from('010203', 'hex'), measurementSecret: Buffer.from('070809', 'hex') });
+    assert.deepEqual(calls, ['key:measurementSecret', `key:${UUID}`]);
+  });
+
+  it('fails with KEYSERVICE_UNAVAILABLE on a key error and validates the UUID first', async () => {
+    const s = stubs();
+    delete s.keys[UUID];
+    await assert.rejects(new TicketIssuer(s.deps).issueRejoinTicket({ diskUuid: UUID }, ctx), (e: unknown) => e instanceof JoinError && e.code === 'KEYSERVICE_UNAVAILABLE');
+    const t = stubs();
+    await assert.rejects(new TicketIssuer(t.deps).issueRejoinTicket({ diskUuid: '' }, ctx), (e: unknown) => e instanceof JoinError && e.code === 'INVALID_REQUEST');
+    assert.deepEqual(t.calls, []);
+  });
+});

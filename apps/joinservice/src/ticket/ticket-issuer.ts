@@ -1,0 +1,127 @@
+import { MEASUREMENT_SECRET_KEY_ID, SSH_CA_KEY_SUFFIX, STATE_DISK_KEY_LENGTH } from '@asterism/crypto';
+import { isAsterismError } from '@asterism/errors';
+import type { Logger } from '@asterism/logger';
+import type { join } from '@asterism/proto';
+import { JoinError } from './errors.js';
+import type {
+  CertSansSource,
+  ComponentsSource,
+  ControlPlaneFiles,
+  DataKeySource,
+  JoiningNodeRecorder,
+  JoinTokenSource,
+  KubeletCertSigner,
+  SshHostCertSigner,
+} from './ports.js';
+import { validateDiskUuid, validateJoinRequest, type CsrValidator, type HostKeyValidator } from './request-validation.js';
+
+/** Lifetime of the bootstrap tokens in join tickets (SPEC.md §0.3). */
+export const JOIN_TOKEN_TTL_MS = 15 * 60 * 1000;
+
+/** Everything the ticket issuer is built from. */
+export interface TicketIssuerDeps {
+  keys: DataKeySource;
+  tokens: JoinTokenSource;
+  components: ComponentsSource;
+  kubeletCa: KubeletCertSigner;
+  controlPlaneFiles: ControlPlaneFiles;
+  joiningNodes: JoiningNodeRecorder;
+  certSans: CertSansSource;
+  sshCa: SshHostCertSigner;
+  csrValidator: CsrValidator;
+  hostKeyValidator: HostKeyValidator;
+  /** The measurement salt from `join-config` (raw bytes). */
+  measurementSalt: Buffer;
+  logger: Logger;
+}
+
+/** Per-request context: the peer address (fallback SSH principal) and a join id for logs. */
+export interface TicketContext {
+  peer: string;
+  joinId: string;
+  signal?: AbortSignal;
+}
+
+/** Tags an error from one step with a code and lower-case context, keeping JoinErrors as they are. */
+function step(code: 'KEYSERVICE_UNAVAILABLE' | 'KUBERNETES_UNAVAILABLE' | 'INTERNAL', context: string) {
+  return (err: unknown): never => {
+    if (err instanceof JoinError) throw err;
+    if (isAsterismError(err, 'CONTROL_PLANE_JOIN_IN_PROGRESS')) {
+      throw new JoinError('CONTROL_PLANE_JOIN_IN_PROGRESS', `${context}: ${err.message}`, { cause: err });
+    }
+    const text = err instanceof Error ? err.message : String(err);
+    throw new JoinError(code, `${context}: ${text}`, { cause: err });
+  };
+}
+
+/**
+ * Issues join and rejoin tickets (SPEC.md §9.2, §9.3). Requests are validated completely before
+ * any key is fetched; then the reference's steps run in its order.
+ */
+export class TicketIssuer {
+  constructor(private readonly deps: TicketIssuerDeps) {}
+
+  /** IssueJoinTicket. */
+  async issueJoinTicket(req: join.IssueJoinTicketRequest, ctx: TicketContext): Promise<join.IssueJoinTicketResponse> {
+    const d = this.deps;
+    const log = d.logger.child({ joinId: ctx.joinId });
+    const valid = validateJoinRequest(req, d.csrValidator, d.hostKeyValidator);
+    log.info('issuing join ticket', { nodeName: valid.nodeName, isControlPlane: valid.isControlPlane, diskUuid: valid.diskUuid });
+
+    const measurementSecret = await d.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, ctx.signal).catch(step('KEYSERVICE_UNAVAILABLE', 'getting measurement secret'));
+    const stateDiskKey = await d.keys.getDataKey(valid.diskUuid, STATE_DISK_KEY_LENGTH, ctx.signal).catch(step('KEYSERVICE_UNAVAILABLE', 'getting key for stateful disk'));
+    const sshSeed = await d.keys.getDataKey(SSH_CA_KEY_SUFFIX, 32, ctx.signal).catch(step('KEYSERVICE_UNAVAILABLE', 'getting emergency SSH CA seed material'));
+
+    let principals = [...valid.principals];
+    try {
+      principals.push(...(await d.certSans.certSans()));
+    } catch (err) {
+      log.warn('reading apiServer certSANs failed, using the requested principals only', { err });
+    }
+    principals = [...new Set(principals.filter((p) => p !== ''))];
+    if (principals.length === 0) principals = [ctx.peer || 'unknown'];
+
+    const ssh = await d.sshCa.sign(sshSeed, valid.hostPublicKey, principals).catch(step('INTERNAL', 'generating and signing SSH host key'));
+    const token = await d.tokens.createJoinToken(JOIN_TOKEN_TTL_MS).catch(step('KUBERNETES_UNAVAILABLE', 'generating Kubernetes join arguments'));
+    const componentsRef = await d.components.componentsReference().catch(step('KUBERNETES_UNAVAILABLE', 'getting components ConfigMap name'));
+    const components = await d.components.components(componentsRef).catch(step('KUBERNETES_UNAVAILABLE', 'getting components'));
+    const kubeletCert = await d.kubeletCa.sign(valid.csrDer).catch(step('INTERNAL', 'generating kubelet certificate'));
+    const controlPlaneFiles = valid.isControlPlane
+      ? await d.controlPlaneFiles.read().catch(step('INTERNAL', 'loading control-plane certificates and keys'))
+      : [];
+    await d.joiningNodes
+      .add({ nodeName: valid.nodeName, componentsReference: componentsRef, isControlPlane: valid.isControlPlane })
+      .catch(step('KUBERNETES_UNAVAILABLE', 'adding node to joining nodes'));
+
+    log.info('join ticket issued', { nodeName: valid.nodeName, isControlPlane: valid.isControlPlane, controlPlaneFiles: controlPlaneFiles.length });
+    return {
+      stateDiskKey,
+      measurementSalt: d.measurementSalt,
+      measurementSecret,
+      kubeletCert,
+      apiServerEndpoint: token.apiServerEndpoint,
+      token: token.token,
+      discoveryTokenCaCertHash: token.discoveryTokenCaCertHash,
+      controlPlaneFiles,
+      kubernetesVersion: '',
+      kubernetesComponents: components,
+      authorizedCaPublicKey: ssh.caPublicKey,
+      hostCertificate: ssh.certificate,
+    };
+  }
+
+  /** IssueRejoinTicket: only the disk key and the measurement secret. */
+  async issueRejoinTicket(req: join.IssueRejoinTicketRequest, ctx: TicketContext): Promise<join.IssueRejoinTicketResponse> {
+    const log = this.deps.logger.child({ joinId: ctx.joinId });
+    validateDiskUuid(req.diskUuid);
+    log.info('issuing rejoin ticket', { diskUuid: req.diskUuid });
+    const measurementSecret = await this.deps.keys
+      .getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, ctx.signal)
+      .catch(step('KEYSERVICE_UNAVAILABLE', 'unable to get measurement secret'));
+    const stateDiskKey = await this.deps.keys
+      .getDataKey(req.diskUuid, STATE_DISK_KEY_LENGTH, ctx.signal)
+      .catch(step('KEYSERVICE_UNAVAILABLE', 'unable to get key for stateful disk'));
+    log.info('rejoin ticket issued');
+    return { stateDiskKey, measurementSecret };
+  }
+}
