@@ -1,0 +1,2 @@
+/** One-way node lock shared by InitServer and JoinClient; the winner marks the node (PCR 15). */
+export { NodeLock, NodeLockError, type LockResult, type NodeMarker } from './node-lock.js';
