@@ -1,0 +1,99 @@
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from '@asterism/logger';
+import { init } from '@asterism/proto';
+import { chunkLogs, InitFailure, type InitFlow } from './init-flow.js';
+import type { LogSource } from './ports.js';
+
+/** How the init attempt ended, for the bootstrapper's reboot/reset decision. */
+export type InitOutcome = { kind: 'none' } | { kind: 'succeeded' } | { kind: 'failed-after-lock'; error: string };
+
+/**
+ * init.API over aTLS (server attestation only). Streams `init_success`, or `init_failure`
+ * followed by the node's logs in 1 KiB chunks, then ends the call with the failure's status
+ * (FailedPrecondition when the node is already being activated, PermissionDenied for a wrong
+ * init secret, InvalidArgument for bad URIs, Internal for failures of this node).
+ */
+export class InitServer {
+  readonly server: grpc.Server;
+  #running = 0;
+  #idle: (() => void) | undefined;
+  #stopping = false;
+  #outcome: InitOutcome = { kind: 'none' };
+  #stopped: Promise<void> | undefined;
+
+  constructor(
+    private readonly flow: InitFlow,
+    private readonly logs: LogSource,
+    private readonly logger: Logger,
+    serverOptions: grpc.ServerOptions = {},
+  ) {
+    this.server = new grpc.Server({ 'grpc.keepalive_time_ms': 15_000, ...serverOptions });
+    this.server.addService(init.APIService, { init: (call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>) => void this.handle(call) });
+  }
+
+  /** Binds and serves; resolves with the bound port. */
+  async listen(address: string, credentials: grpc.ServerCredentials): Promise<number> {
+    return new Promise((resolve, reject) => this.server.bindAsync(address, credentials, (err, port) => (err ? reject(err) : resolve(port))));
+  }
+
+  /** What happened to the (single) init attempt that locked the node. */
+  get outcome(): InitOutcome {
+    return this.#outcome;
+  }
+
+  private async handle(call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>): Promise<void> {
+    if (this.#stopping) {
+      call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'init server is shutting down' });
+      return;
+    }
+    this.#running++;
+    const abort = new AbortController();
+    call.on('cancelled', () => abort.abort());
+    try {
+      this.logger.info('init request received', { peer: call.getPeer() });
+      const success = await this.flow.run(call.request, abort.signal);
+      this.#outcome = { kind: 'succeeded' };
+      await write(call, { initSuccess: success });
+      call.end();
+    } catch (err) {
+      const failure = err instanceof InitFailure ? err : new InitFailure(grpc.status.INTERNAL, `init: ${(err as Error).message}`, true, { cause: err });
+      if (failure.afterLock) this.#outcome = { kind: 'failed-after-lock', error: failure.message };
+      this.logger.error('init failed', { code: failure.code, err: failure, afterLock: failure.afterLock });
+      await this.sendFailure(call, failure);
+    } finally {
+      this.#running--;
+      if (this.#running === 0) this.#idle?.();
+    }
+  }
+
+  private async sendFailure(call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>, failure: InitFailure): Promise<void> {
+    let code = failure.code;
+    let details = failure.message;
+    try {
+      await write(call, { initFailure: { error: failure.wireText } });
+      for await (const chunk of chunkLogs(this.logs)) await write(call, { log: { log: chunk } });
+    } catch (err) {
+      code = grpc.status.INTERNAL;
+      details = `${failure.message}; sending logs: ${(err as Error).message}`;
+    }
+    call.emit('error', { code, details });
+  }
+
+  /** Waits for running Init calls, then stops serving (graceful). Idempotent. */
+  stop(): Promise<void> {
+    this.#stopped ??= (async () => {
+      this.#stopping = true;
+      if (this.#running > 0) await new Promise<void>((r) => (this.#idle = r));
+      await new Promise<void>((r) => this.server.tryShutdown(() => r()));
+      this.logger.info('init server stopped');
+    })();
+    return this.#stopped;
+  }
+}
+
+function write(call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>, msg: init.InitResponse): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (call.cancelled) return reject(new Error('client went away'));
+    call.write(msg, (err?: Error | null) => (err ? reject(err) : resolve()));
+  });
+}

@@ -1,0 +1,38 @@
+/** What the InitServer needs, declared by the consumer and injected (tests pass stubs). */
+import type { components } from '@asterism/proto';
+
+/** Parameters of the first control-plane node's cluster creation (SPEC.md §8.5 InitCluster). */
+export interface InitClusterRequest {
+  kubernetesVersion: string;
+  clusterName: string;
+  conformanceMode: boolean;
+  components: components.Component[];
+  apiServerCertSans: string[];
+  serviceCidr: string;
+}
+
+/** Creates the Kubernetes control plane on this node and returns an admin kubeconfig. */
+export interface ClusterInitializer {
+  initCluster(req: InitClusterRequest, signal?: AbortSignal): Promise<Buffer>;
+}
+
+/** The node's emergency-SSH setup: CA public key file and a host certificate for the host key. */
+export interface SshSetup {
+  /**
+   * Derives the CA from `seed`, writes its authorized_keys line, signs the node's host key for
+   * `principals` and writes the host certificate.
+   */
+  install(seed: Buffer, principals: string[]): Promise<void>;
+}
+
+/** Facts about this host used as SSH principals. */
+export interface HostInfo {
+  /** Non-loopback interface addresses. */
+  addresses(): Promise<string[]>;
+  hostname(): Promise<string>;
+}
+
+/** The node's recent logs, streamed to the CLI when an init fails (the reference used journalctl). */
+export interface LogSource {
+  read(): AsyncIterable<Buffer>;
+}
