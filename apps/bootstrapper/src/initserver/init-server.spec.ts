@@ -33,7 +33,10 @@ class StubDisk implements StateDisk {
     if (this.fail === 'passphrase') throw new Error('keyslot change failed');
     this.passphrase = Buffer.from(p);
   }
-  async markForReset() {}
+  resets = 0;
+  async markForReset() {
+    this.resets++;
+  }
 }
 
 function setup(over: Partial<InitFlowDeps> = {}, opts: { logs?: Buffer } = {}) {
