@@ -1,0 +1,202 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { createNopLogger } from '@asterism/logger';
+import type { InstanceMetadata, MetadataProvider } from '@asterism/metadata';
+import { NodeLock } from '@asterism/nodelock';
+import type { join as joinpb } from '@asterism/proto';
+import type { StateDisk } from '../disk/state-disk.js';
+import { NodeFileWriter } from '../state/file-writer.js';
+import { NODE_STATE_PATH } from '../state/node-state.js';
+import { Backoff } from './backoff.js';
+import { JoinClient, JoinClientError, NODE_PATHS, type JoinClientDeps } from './join-client.js';
+import type { JoinClusterRequest } from './ports.js';
+
+const inst = (Name: string, Role: InstanceMetadata['Role'], VPCIP: string): InstanceMetadata => ({ Name, Role, VPCIP, ProviderID: '', SecondaryIPRange: '', AliasIPRanges: null });
+
+/** Metadata stub whose answers can fail a number of times first. */
+class StubMetadata implements MetadataProvider {
+  selfFailures = 0;
+  listFailures = 0;
+  selfAnswers: InstanceMetadata[] = [];
+  constructor(
+    public me: InstanceMetadata,
+    public peers: InstanceMetadata[],
+  ) {}
+  async self() {
+    if (this.selfFailures-- > 0) throw new Error('metadata down');
+    return this.selfAnswers.shift() ?? this.me;
+  }
+  async list() {
+    if (this.listFailures-- > 0) throw new Error('list failed');
+    return this.peers;
+  }
+  async getLoadBalancerEndpoint() {
+    return { host: '', port: '6443' };
+  }
+  async initSecretHash() {
+    return '';
+  }
+  async uid() {
+    return '';
+  }
+}
+
+const ticket = (over: Partial<joinpb.IssueJoinTicketResponse> = {}): joinpb.IssueJoinTicketResponse => ({
+  stateDiskKey: Buffer.alloc(32, 5),
+  measurementSalt: Buffer.alloc(32, 2),
+  measurementSecret: Buffer.alloc(32, 3),
+  kubeletCert: Buffer.from('-----BEGIN CERTIFICATE-----\n'),
+  apiServerEndpoint: '192.0.2.1:6443',
+  token: 'abcdef.0123456789abcdef',
+  discoveryTokenCaCertHash: 'sha256:ab',
+  controlPlaneFiles: [{ name: 'etcd/ca.key', data: Buffer.from('key') }],
+  kubernetesVersion: '',
+  kubernetesComponents: [],
+  authorizedCaPublicKey: Buffer.from('ssh-ed25519 CA\n'),
+  hostCertificate: Buffer.from('ssh-ed25519-cert-v01@openssh.com X\n'),
+  ...over,
+});
+
+function setup(role: InstanceMetadata['Role'] = 'Worker', opts: { ticketFailures?: number; joinFailures?: number; diskFails?: boolean } = {}) {
+  const root = mkdtempSync(join(tmpdir(), 'joinclient-'));
+  const metadata = new StubMetadata(inst('node-2', role, '192.0.2.8'), [inst('node-2', role, '192.0.2.8'), inst('node-3', 'ControlPlane', '192.0.2.1'), inst('node-4', 'ControlPlane', '192.0.2.2')]);
+  const marks: Buffer[] = [];
+  const lock = new NodeLock({ markNodeAsBootstrapped: async (id) => void marks.push(Buffer.from(id)) });
+  let ticketFailures = opts.ticketFailures ?? 0;
+  let joinFailures = opts.joinFailures ?? 0;
+  const dialed: string[] = [];
+  const joins: JoinClusterRequest[] = [];
+  let passphrase: Buffer | undefined;
+  let locked = 0;
+  const disk: StateDisk = {
+    uuid: async () => {
+      if (opts.diskFails) throw new Error('no disk');
+      return 'abcdef01-0000-4000-8000-000000000000';
+    },
+    updatePassphrase: async (p) => void (passphrase = Buffer.from(p)),
+    markForReset: async () => undefined,
+  };
+  const deps: JoinClientDeps = {
+    lock,
+    metadata,
+    disk,
+    files: new NodeFileWriter(root),
+    host: { addresses: async () => ['192.0.2.8'], hostname: async () => 'node-2' },
+    hostKey: { publicKeyWire: async () => Buffer.from('wire') },
+    csr: { create: async (name, ips) => ({ csrDer: Buffer.from(`csr:${name}:${ips.join(',')}`), privateKeyPem: '-----BEGIN EC PRIVATE KEY-----\n' }) },
+    dialer: {
+      async issueJoinTicket(endpoint, req) {
+        dialed.push(endpoint);
+        assert.equal(req.diskUuid, 'abcdef01-0000-4000-8000-000000000000');
+        assert.equal(req.certificateRequest.toString(), 'csr:node-2:192.0.2.8');
+        assert.equal(req.isControlPlane, role === 'ControlPlane');
+        if (ticketFailures-- > 0) throw new Error('unavailable');
+        return ticket();
+      },
+      issueRejoinTicket: async () => Promise.reject(new Error('unused')),
+    },
+    cluster: {
+      async joinCluster(req) {
+        joins.push(req);
+        if (joinFailures-- > 0) throw new Error('kubeadm join failed');
+      },
+    },
+    onLocked: () => void locked++,
+    logger: createNopLogger(),
+  };
+  const client = new JoinClient(deps, { backoff: new Backoff(1, 5, 0), joinAttempts: 3 });
+  return { client, deps, metadata, marks, dialed, joins, root, files: deps.files, passphrase: () => passphrase, locked: () => locked };
+}
+
+describe('JoinClient (TestClient)', () => {
+  it('worker: retries metadata errors, then joins and writes every file with mode 0600', async () => {
+    const s = setup();
+    s.metadata.selfFailures = 3;
+    assert.equal(await s.client.start(), 'joined');
+    assert.equal(s.marks.length, 1);
+    assert.equal(s.locked(), 1);
+    assert.deepEqual(s.passphrase(), Buffer.alloc(32, 5));
+    for (const p of [NODE_PATHS.kubeletCert, NODE_PATHS.kubeletKey, NODE_PATHS.sshCaPublicKey, NODE_PATHS.sshHostCertificate, NODE_STATE_PATH]) {
+      const real = s.files.resolve(p);
+      assert.ok(existsSync(real), p);
+      assert.equal(statSync(real).mode & 0o777, 0o600, p);
+    }
+    assert.equal(readFileSync(s.files.resolve(NODE_PATHS.sshHostCertificate), 'utf8'), 'ssh-ed25519-cert-v01@openssh.com X\n');
+    assert.ok(!existsSync(s.files.resolve(`${NODE_PATHS.kubernetesPki}/etcd/ca.key`)), 'workers get no control-plane files');
+    assert.equal(s.joins[0]?.token, 'abcdef.0123456789abcdef');
+    assert.deepEqual(s.joins[0]?.caCertHashes, ['sha256:ab']);
+  });
+
+  it('retries when self has no name or an unknown role', async () => {
+    const s = setup();
+    s.metadata.selfAnswers = [inst('', 'Worker', ''), inst('node-2', 'Unknown', '')];
+    assert.equal(await s.client.start(), 'joined');
+  });
+
+  it('retries list errors and ticket errors, trying every control plane', async () => {
+    const s = setup('Worker', { ticketFailures: 2 });
+    s.metadata.listFailures = 3;
+    assert.equal(await s.client.start(), 'joined');
+    assert.deepEqual(s.dialed.slice(0, 2), ['192.0.2.1:30090', '192.0.2.2:30090']);
+  });
+
+  it('control plane: writes the control-plane PKI files', async () => {
+    const s = setup('ControlPlane', { ticketFailures: 2 });
+    assert.equal(await s.client.start(), 'joined');
+    assert.equal(readFileSync(s.files.resolve(`${NODE_PATHS.kubernetesPki}/etcd/ca.key`), 'utf8'), 'key');
+  });
+
+  it('retries a failing Kubernetes join and fails after the attempts, keeping the lock', async () => {
+    const once = setup('Worker', { joinFailures: 1 });
+    assert.equal(await once.client.start(), 'joined');
+    assert.equal(once.joins.length, 2);
+    const always = setup('Worker', { joinFailures: 99 });
+    await assert.rejects(always.client.start(), (e: unknown) => e instanceof JoinClientError && e.code === 'JOIN_FAILED');
+    assert.equal(always.joins.length, 3);
+    assert.ok(always.deps.lock.locked);
+  });
+
+  it('does nothing when the InitServer already locked the node', async () => {
+    const s = setup();
+    await s.deps.lock.tryLockOnce(Buffer.from([1]), 'init');
+    assert.equal(await s.client.start(), 'lost-race');
+    assert.ok(!existsSync(s.files.resolve(NODE_PATHS.sshHostCertificate)));
+    assert.equal(s.locked(), 0);
+  });
+
+  it('fails without taking the lock when the disk cannot be read', async () => {
+    const s = setup('Worker', { diskFails: true });
+    await assert.rejects(s.client.start(), (e: unknown) => e instanceof JoinClientError && e.code === 'DISK_UNAVAILABLE');
+    assert.equal(s.deps.lock.locked, false);
+  });
+
+  it('stops cleanly while waiting for a joinservice', async () => {
+    const s = setup('Worker', { ticketFailures: 1_000_000 });
+    const running = s.client.start();
+    await new Promise((r) => setTimeout(r, 30));
+    await s.client.stop();
+    assert.equal(await running, 'stopped');
+    assert.equal(s.deps.lock.locked, false);
+  });
+
+  it('refuses control-plane file names that escape the PKI folder', async () => {
+    const s = setup('ControlPlane');
+    s.deps.dialer.issueJoinTicket = async () => ticket({ controlPlaneFiles: [{ name: '../../etc/passwd', data: Buffer.from('x') }] });
+    await assert.rejects(s.client.start(), /refusing control-plane file name/);
+  });
+});
+
+describe('Backoff', () => {
+  it('grows exponentially with full jitter, capped, never below the floor', () => {
+    const b = new Backoff(200, 10_000, 50, () => 0.999);
+    const delays = Array.from({ length: 10 }, () => b.next());
+    assert.ok(delays[0]! < 1000, 'first retry well under a second');
+    assert.ok(delays.every((d) => d <= 10_000 && d >= 50));
+    assert.ok(delays[9]! > delays[0]!);
+    const low = new Backoff(200, 10_000, 50, () => 0);
+    assert.equal(low.next(), 50);
+  });
+});

@@ -1,0 +1,245 @@
+import { randomUUID } from 'node:crypto';
+import { deriveClusterId } from '@asterism/crypto';
+import { AsterismError } from '@asterism/errors';
+import type { Logger } from '@asterism/logger';
+import type { MetadataProvider, Role } from '@asterism/metadata';
+import type { NodeLock } from '@asterism/nodelock';
+import type { join } from '@asterism/proto';
+import type { StateDisk } from '../disk/state-disk.js';
+import type { HostInfo } from '../initserver/ports.js';
+import type { NodeFileWriter } from '../state/file-writer.js';
+import { writeNodeState } from '../state/node-state.js';
+import { Backoff, sleep } from './backoff.js';
+import type { ClusterJoiner, HostKeySource, JoinServiceDialer, KubeletCsrFactory } from './ports.js';
+
+/** Files a joining node writes (SPEC.md §0.2). */
+export const NODE_PATHS = {
+  sshCaPublicKey: '/var/run/state/ssh/ssh_ca.pub',
+  sshHostCertificate: '/var/run/state/ssh/ssh_host_cert.pub',
+  kubeletCert: '/run/state/kubelet/pki/kubelet-client-crt.pem',
+  kubeletKey: '/run/state/kubelet/pki/kubelet-client-key.pem',
+  kubernetesPki: '/etc/kubernetes/pki',
+} as const;
+
+/** Why the JoinClient gave up (the bootstrapper then resets the disk and reboots). */
+export class JoinClientError extends AsterismError<'DISK_UNAVAILABLE' | 'LOCK_FAILED' | 'JOIN_FAILED' | 'TICKET_INVALID'> {}
+
+/** Options of the JoinClient. */
+export interface JoinClientOptions {
+  joinServicePort?: number;
+  /** Per join RPC. */
+  rpcTimeoutMs?: number;
+  /** Whole Kubernetes join phase, including retries (reference: 5 min, 3 attempts). */
+  joinTimeoutMs?: number;
+  joinAttempts?: number;
+  backoff?: Backoff;
+}
+
+/** Everything the JoinClient is built from. */
+export interface JoinClientDeps {
+  lock: NodeLock;
+  dialer: JoinServiceDialer;
+  metadata: MetadataProvider;
+  disk: StateDisk;
+  files: NodeFileWriter;
+  host: HostInfo;
+  hostKey: HostKeySource;
+  csr: KubeletCsrFactory;
+  cluster: ClusterJoiner;
+  /** Called once the node is locked for this join (stops the InitServer). */
+  onLocked: () => void;
+  logger: Logger;
+}
+
+/** How the JoinClient ended. */
+export type JoinOutcome = 'joined' | 'stopped' | 'lost-race';
+
+/**
+ * Polls metadata and the joinservices until a ticket arrives, then takes the node lock and
+ * joins (SPEC.md §8.4), with jittered exponential backoff between attempts.
+ */
+export class JoinClient {
+  readonly #stop = new AbortController();
+  #running: Promise<JoinOutcome> | undefined;
+  readonly #port: number;
+  readonly #backoff: Backoff;
+
+  constructor(
+    private readonly deps: JoinClientDeps,
+    private readonly options: JoinClientOptions = {},
+  ) {
+    this.#port = options.joinServicePort ?? 30090;
+    this.#backoff = options.backoff ?? new Backoff();
+  }
+
+  /** Runs the join loop once; resolves when joined, stopped, or beaten by the InitServer. */
+  start(): Promise<JoinOutcome> {
+    this.#running ??= this.run();
+    return this.#running;
+  }
+
+  /** Stops the loop and waits for it to return (also fine when it already ended). */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.#running?.catch(() => undefined);
+  }
+
+  private get signal(): AbortSignal {
+    return this.#stop.signal;
+  }
+
+  private async run(): Promise<JoinOutcome> {
+    const d = this.deps;
+    let diskUuid: string;
+    try {
+      diskUuid = await d.disk.uuid();
+    } catch (err) {
+      throw new JoinClientError('DISK_UNAVAILABLE', `reading state disk UUID: ${(err as Error).message}`, { cause: err });
+    }
+
+    // 1. Who am I?
+    let self: { name: string; role: Role; vpcIp: string } | undefined;
+    this.#backoff.reset();
+    while (!self) {
+      try {
+        const s = await d.metadata.self(this.signal);
+        if (s.Name && s.Role !== 'Unknown') self = { name: s.Name, role: s.Role, vpcIp: s.VPCIP };
+        else d.logger.warn('metadata has no name or role for this node yet', { name: s.Name, role: s.Role });
+      } catch (err) {
+        d.logger.warn('reading own metadata failed', { err });
+      }
+      if (!self && !(await sleep(this.#backoff.next(), this.signal))) return 'stopped';
+    }
+    d.logger.info('joining as', { nodeName: self.name, role: self.role });
+
+    // 2. Find a joinservice that issues a ticket.
+    this.#backoff.reset();
+    for (;;) {
+      if (this.signal.aborted) return 'stopped';
+      const got = await this.tryAllEndpoints(diskUuid, self);
+      if (got) return this.startNodeAndJoin(got.ticket, got.kubeletKeyPem, got.csrNodeName, self);
+      if (!(await sleep(this.#backoff.next(), this.signal))) return 'stopped';
+    }
+  }
+
+  private async endpoints(): Promise<string[]> {
+    const d = this.deps;
+    const hosts: string[] = [];
+    try {
+      const lb = await d.metadata.getLoadBalancerEndpoint(this.signal);
+      if (lb.host) hosts.push(lb.host);
+    } catch (err) {
+      d.logger.warn('reading load balancer endpoint failed', { err });
+    }
+    try {
+      for (const i of await d.metadata.list(this.signal)) if (i.Role === 'ControlPlane' && i.VPCIP) hosts.push(i.VPCIP);
+    } catch (err) {
+      d.logger.warn('listing instances failed', { err });
+    }
+    return [...new Set(hosts)].map((h) => (h.includes(':') && !h.startsWith('[') ? `[${h}]:${this.#port}` : `${h}:${this.#port}`));
+  }
+
+  private async tryAllEndpoints(diskUuid: string, self: { name: string; role: Role; vpcIp: string }) {
+    const d = this.deps;
+    const endpoints = await this.endpoints();
+    if (endpoints.length === 0) d.logger.warn('no joinservice endpoint known yet');
+    for (const endpoint of endpoints) {
+      const joinId = randomUUID();
+      try {
+        const { csrDer, privateKeyPem } = await d.csr.create(self.name, self.vpcIp ? [self.vpcIp] : []);
+        const principals = [...(await d.host.addresses()), await d.host.hostname()];
+        const timeout = AbortSignal.timeout(this.options.rpcTimeoutMs ?? 30_000);
+        const ticket = await d.dialer.issueJoinTicket(
+          endpoint,
+          {
+            diskUuid,
+            certificateRequest: csrDer,
+            isControlPlane: self.role === 'ControlPlane',
+            hostPublicKey: await d.hostKey.publicKeyWire(),
+            hostCertificatePrincipals: principals,
+          },
+          { joinId, signal: AbortSignal.any([timeout, this.signal]) },
+        );
+        d.logger.info('received join ticket', { endpoint, joinId });
+        return { ticket, kubeletKeyPem: privateKeyPem, csrNodeName: self.name };
+      } catch (err) {
+        if (this.signal.aborted) return undefined;
+        d.logger.warn('join ticket request failed', { endpoint, joinId, err });
+      }
+    }
+    return undefined;
+  }
+
+  private async startNodeAndJoin(ticket: join.IssueJoinTicketResponse, kubeletKeyPem: string, nodeName: string, self: { role: Role; vpcIp: string }): Promise<JoinOutcome> {
+    const d = this.deps;
+    if (ticket.measurementSecret.length === 0 || ticket.stateDiskKey.length === 0) {
+      throw new JoinClientError('TICKET_INVALID', 'join ticket lacks the measurement secret or the state disk key');
+    }
+    const clusterId = deriveClusterId(ticket.measurementSecret, ticket.measurementSalt);
+    let lock;
+    try {
+      lock = await d.lock.tryLockOnce(clusterId, 'join');
+    } catch (err) {
+      throw new JoinClientError('LOCK_FAILED', `locking node: ${(err as Error).message}`, { cause: err });
+    }
+    if (lock === 'already-locked') {
+      d.logger.info('node already locked by the InitServer, not joining');
+      return 'lost-race';
+    }
+    d.onLocked();
+
+    const step = async (context: string, fn: () => Promise<unknown>) => {
+      try {
+        await fn();
+      } catch (err) {
+        throw new JoinClientError('JOIN_FAILED', `${context}: ${(err as Error).message}`, { cause: err });
+      }
+    };
+    await step('updating disk passphrase', () => d.disk.updatePassphrase(ticket.stateDiskKey));
+    if (self.role === 'ControlPlane') {
+      await step('writing control-plane files', async () => {
+        for (const f of ticket.controlPlaneFiles) {
+          if (!/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(f.name) || f.name.split('/').includes('..')) throw new Error(`refusing control-plane file name ${JSON.stringify(f.name)}`);
+          await d.files.writeExclusive(`${NODE_PATHS.kubernetesPki}/${f.name}`, f.data);
+        }
+      });
+    }
+    await step('writing kubelet credentials', async () => {
+      await d.files.writeExclusive(NODE_PATHS.kubeletCert, ticket.kubeletCert);
+      await d.files.writeExclusive(NODE_PATHS.kubeletKey, kubeletKeyPem);
+    });
+    await step('writing SSH CA and host certificate', async () => {
+      await d.files.writeExclusive(NODE_PATHS.sshCaPublicKey, ticket.authorizedCaPublicKey);
+      await d.files.writeExclusive(NODE_PATHS.sshHostCertificate, ticket.hostCertificate);
+    });
+    await step('persisting node state', () => writeNodeState(d.files, { role: self.role, measurementSalt: Buffer.from(ticket.measurementSalt) }));
+
+    const attempts = this.options.joinAttempts ?? 3;
+    const deadline = AbortSignal.timeout(this.options.joinTimeoutMs ?? 5 * 60_000);
+    let last: unknown;
+    for (let i = 1; i <= attempts && !deadline.aborted; i++) {
+      try {
+        await d.cluster.joinCluster(
+          {
+            apiServerEndpoint: ticket.apiServerEndpoint,
+            token: ticket.token,
+            caCertHashes: [ticket.discoveryTokenCaCertHash],
+            role: self.role,
+            nodeName,
+            nodeIp: self.vpcIp,
+            components: ticket.kubernetesComponents,
+            kubeletCertPem: ticket.kubeletCert,
+            kubeletKeyPem,
+          },
+          deadline,
+        );
+        d.logger.info('joined the cluster', { nodeName, attempt: i });
+        return 'joined';
+      } catch (err) {
+        last = err;
+        d.logger.warn('joining the cluster failed', { attempt: i, err });
+      }
+    }
+    throw new JoinClientError('JOIN_FAILED', `joining cluster: ${(last as Error | undefined)?.message ?? 'timed out'}`, { cause: last });
+  }
+}
