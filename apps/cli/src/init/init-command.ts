@@ -1,0 +1,143 @@
+import { readFile } from 'node:fs/promises';
+import * as grpc from '@grpc/grpc-js';
+import { encodeClusterKmsUri, generateNonce, NO_STORE_URI, randomBytes, type MasterSecret } from '@asterism/crypto';
+import { AsterismError } from '@asterism/errors';
+import type { init } from '@asterism/proto';
+import { decodeMasterSecretFile, encodeMasterSecretFile, ensureWorkspace, workspacePath, writePrivateFile } from './outputs.js';
+
+/** Opens the Init stream to a node (over aTLS with the CLI's validator). */
+export interface InitConnector {
+  init(endpoint: string, req: init.InitRequest, signal?: AbortSignal): AsyncIterable<init.InitResponse>;
+}
+
+/** Where the CLI reports progress (stderr by default). */
+export interface Progress {
+  info(line: string): void;
+  /** Raw node log bytes streamed after a failure. */
+  nodeLog(chunk: Buffer): void;
+}
+
+/** Why `init` failed; `code` tells the user what to do. */
+export class InitCommandError extends AsterismError<'NODE_UNREACHABLE' | 'INIT_FAILED' | 'NO_RESPONSE' | 'OUTPUT_FAILED' | 'CONFIG_INVALID'> {}
+
+/** Options of `asterism init`. */
+export interface InitOptions {
+  endpoint: string;
+  workspace: string;
+  initSecret: Buffer;
+  clusterName?: string;
+  kubernetesVersion?: string;
+  apiServerCertSans?: string[];
+  serviceCidr?: string;
+  conformance?: boolean;
+  /** Reuse this master secret file instead of generating one. */
+  masterSecretFile?: string;
+  /** Retry budget while the node is unreachable (never after a first connection). */
+  retryForMs?: number;
+  retryDelayMs?: number;
+}
+
+/** What a successful init produced. */
+export interface InitResult {
+  clusterId: Buffer;
+  kubeconfigPath: string;
+  masterSecretPath: string;
+  measurementSalt: Buffer;
+  masterSecret: MasterSecret;
+}
+
+/**
+ * `asterism init`: generates (or loads) the master secret and a measurement salt, sends the
+ * InitRequest to the attested node, prints progress, and on success writes the kubeconfig, the
+ * master secret and the cluster id with mode 0600. It retries only while the node is
+ * unavailable and never after a connection succeeded (SPEC.md §8.3, CLI expectations).
+ */
+export async function runInit(connector: InitConnector, opts: InitOptions, progress: Progress): Promise<InitResult> {
+  await ensureWorkspace(opts.workspace);
+  let masterSecret: MasterSecret;
+  if (opts.masterSecretFile) {
+    try {
+      masterSecret = decodeMasterSecretFile(await readFile(opts.masterSecretFile, 'utf8'));
+    } catch (err) {
+      throw new InitCommandError('CONFIG_INVALID', `reading master secret ${opts.masterSecretFile}: ${(err as Error).message}`);
+    }
+  } else {
+    masterSecret = { key: randomBytes(32), salt: randomBytes(32) };
+  }
+  const masterSecretPath = workspacePath(opts.workspace, 'masterSecret');
+  if (!opts.masterSecretFile) {
+    // Written before the request: if init succeeds but the CLI dies, the secret is not lost.
+    try {
+      await writePrivateFile(masterSecretPath, encodeMasterSecretFile(masterSecret), { exclusive: true });
+    } catch (err) {
+      throw new InitCommandError('OUTPUT_FAILED', `writing ${masterSecretPath}: ${(err as Error).message} (remove it or pass --master-secret to reuse it)`);
+    }
+  }
+  const measurementSalt = generateNonce();
+  const req: init.InitRequest = {
+    kmsUri: encodeClusterKmsUri(masterSecret),
+    storageUri: NO_STORE_URI,
+    measurementSalt,
+    kubernetesVersion: opts.kubernetesVersion ?? '',
+    conformanceMode: opts.conformance ?? false,
+    kubernetesComponents: [],
+    initSecret: opts.initSecret,
+    clusterName: opts.clusterName ?? '',
+    apiserverCertSans: opts.apiServerCertSans ?? [],
+    serviceCidr: opts.serviceCidr ?? '',
+  };
+
+  const deadline = Date.now() + (opts.retryForMs ?? 5 * 60_000);
+  for (let attempt = 1; ; attempt++) {
+    progress.info(attempt === 1 ? `Connecting to ${opts.endpoint} (attested TLS)...` : `Retrying ${opts.endpoint} (attempt ${attempt})...`);
+    let connected = false;
+    let failure: string | undefined;
+    try {
+      for await (const msg of connector.init(opts.endpoint, req)) {
+        if (!connected) progress.info('Node attested. Initializing the cluster (this takes a while)...');
+        connected = true;
+        if (msg.initSuccess) return await finish(msg.initSuccess, opts, masterSecret, masterSecretPath, measurementSalt, progress);
+        if (msg.initFailure) {
+          failure = msg.initFailure.error;
+          progress.info(`Init failed on the node: ${failure}`);
+          progress.info('Node logs follow:');
+        }
+        if (msg.log) progress.nodeLog(msg.log.log);
+      }
+    } catch (err) {
+      if (err instanceof InitCommandError) throw err;
+      // After a failure message the node ends the call with an error status: that ends the logs.
+      if (failure === undefined) {
+        const code = (err as { code?: number }).code;
+        const retriable = !connected && (code === grpc.status.UNAVAILABLE || code === grpc.status.DEADLINE_EXCEEDED);
+        if (retriable && Date.now() < deadline) {
+          progress.info(`Node not reachable yet: ${(err as Error).message}`);
+          await new Promise((r) => setTimeout(r, opts.retryDelayMs ?? 2000));
+          continue;
+        }
+        if (code === grpc.status.UNAVAILABLE && !connected) {
+          throw new InitCommandError('NODE_UNREACHABLE', `node ${opts.endpoint} is unreachable or failed attestation: ${(err as Error).message}`);
+        }
+        throw new InitCommandError('INIT_FAILED', (err as Error).message);
+      }
+    }
+    if (failure !== undefined) throw new InitCommandError('INIT_FAILED', failure);
+    throw new InitCommandError('NO_RESPONSE', 'the node closed the connection without a result');
+  }
+}
+
+async function finish(success: init.InitSuccessResponse, opts: InitOptions, masterSecret: MasterSecret, masterSecretPath: string, measurementSalt: Buffer, progress: Progress): Promise<InitResult> {
+  const kubeconfigPath = workspacePath(opts.workspace, 'kubeconfig');
+  try {
+    await writePrivateFile(kubeconfigPath, success.kubeconfig);
+    await writePrivateFile(
+      workspacePath(opts.workspace, 'clusterId'),
+      `${JSON.stringify({ clusterID: success.clusterId.toString('base64'), ownerID: '', endpoint: opts.endpoint, measurementSalt: measurementSalt.toString('base64') }, null, 2)}\n`,
+    );
+  } catch (err) {
+    throw new InitCommandError('OUTPUT_FAILED', `writing init results to ${opts.workspace}: ${(err as Error).message}`);
+  }
+  progress.info(`Cluster initialized. Cluster ID: ${success.clusterId.toString('base64')}`);
+  progress.info(`Kubeconfig: ${kubeconfigPath}`);
+  return { clusterId: success.clusterId, kubeconfigPath, masterSecretPath, measurementSalt, masterSecret };
+}
