@@ -1,6 +1,36 @@
-/** Attestation: variants and OIDs, Issuer/Validator interfaces, the dummy variant, Go-JSON helpers. */
+/**
+ * Attestation: variants and OIDs, Issuer/Validator interfaces, the dummy variant, Go-JSON helpers,
+ * extra-data binding, expected measurements, per-variant attestation config, and the pure parts of
+ * vTPM validation (document codec, TCG event log).
+ */
 export { AttestationError, type AttestationErrorCode } from './errors.js';
 export { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Issuer, type Validator } from './interfaces.js';
 export { CLOUD_PROVIDERS, cloudProviderFromString, Variant, VARIANTS, variantsForProvider, type CloudProvider, type VariantName } from './variant.js';
 export { DummyIssuer, DummyValidator } from './dummy.js';
 export { goBytes, goBytesValue, goField, parseGoJsonObject } from './go-json.js';
+export { compareExtraData, makeExtraData, makeTpmNonce } from './extra-data.js';
+export * from './measurements/index.js';
+export * from './config/index.js';
+export {
+  decodeDocument,
+  encodeDocument,
+  findSha256QuoteIndex,
+  HASH_ALG,
+  type PcrBank,
+  type TpmAttestation,
+  type TpmQuote,
+  type VtpmAttestationDocument,
+} from './vtpm/document.js';
+export {
+  EV_NO_ACTION,
+  EV_SEPARATOR,
+  parseEventLog,
+  replayEventLog,
+  verifyEventLogAgainstPcrs,
+  type EventLog,
+  type EventLogAlgorithm,
+  type EventLogVerification,
+  type EventLogVerifyOptions,
+  type SpecIdEvent,
+  type TcgEvent,
+} from './vtpm/event-log.js';
