@@ -25,3 +25,4 @@ export {
 } from './custom-resources.js';
 export { JOINING_NODE_CRD, NODE_VERSION_CRD } from './crds.js';
 export { k8sCompliantHostname } from './node-name.js';
+export { componentsConfigMapName, componentsHash, decodeComponents, encodeComponents } from './components.js';
