@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { K8sError } from '@asterism/k8s';
 import { createNopLogger } from '@asterism/logger';
 import type { join } from '@asterism/proto';
 import { JoinError } from './errors.js';
@@ -174,7 +175,6 @@ describe('TicketIssuer.issueJoinTicket', () => {
   }
 
   it('maps a concurrent control-plane join to CONTROL_PLANE_JOIN_IN_PROGRESS', async () => {
-    const { K8sError } = await import('@asterism/k8s');
     const s = stubs({ joiningNodes: { add: () => Promise.reject(new K8sError('CONTROL_PLANE_JOIN_IN_PROGRESS', 'maybe another node is already joining')) } });
     await assert.rejects(new TicketIssuer(s.deps).issueJoinTicket(request({ isControlPlane: true }), ctx), (e: unknown) => e instanceof JoinError && e.code === 'CONTROL_PLANE_JOIN_IN_PROGRESS');
   });
