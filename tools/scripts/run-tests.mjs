@@ -5,7 +5,8 @@
 //   --int   only *.int.spec.ts files (real components: swtpm, kube-apiserver, helm, ...)
 // A TAP copy of the results lands in .test-results/<project>.tap for the summary in test-all.mjs.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join, relative, resolve } from 'node:path';
 
 const args = process.argv.slice(2);
@@ -49,6 +50,9 @@ const resultsDir = join(workspace, '.test-results');
 mkdirSync(resultsDir, { recursive: true });
 const name = basename(projectDir) + (mode === 'all' ? '' : `.${mode}`);
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+// Child processes started through @asterism/k8s-controlplane (and other supervised helpers)
+// record their pids here; anything still alive after the tests is killed and reported.
+const pidDir = mkdtempSync(join(tmpdir(), 'asterism-pids-'));
 const res = spawnSync(
   process.execPath,
   [
@@ -62,8 +66,23 @@ const res = spawnSync(
     `--test-reporter-destination=${join(resultsDir, `${name}.tap`)}`,
     ...files.map((f) => relative(workspace, f)),
   ],
-  { cwd: workspace, stdio: 'inherit', env: { ...process.env, ASTERISM_WORKSPACE: workspace } },
+  { cwd: workspace, stdio: 'inherit', env: { ...process.env, ASTERISM_WORKSPACE: workspace, ASTERISM_PID_DIR: pidDir } },
 );
+const leftovers = existsSync(pidDir) ? readdirSync(pidDir) : [];
+let killed = 0;
+for (const pid of leftovers) {
+  try {
+    process.kill(Number(pid), 'SIGKILL');
+    killed++;
+  } catch {
+    /* already gone */
+  }
+}
+rmSync(pidDir, { recursive: true, force: true });
+if (killed > 0) {
+  console.error(`run-tests: ${killed} process(es) started by the tests were still running and have been killed: ${leftovers.join(', ')}`);
+  process.exit(1);
+}
 if (res.error) {
   console.error(`run-tests: could not start node: ${res.error.message}`);
   process.exit(1);
