@@ -5,5 +5,6 @@
  */
 export { adminGet, startControlPlane, type ControlPlaneBinaries, type ControlPlaneOptions, type RunningControlPlane } from './control-plane.js';
 export { buildKubeconfig } from './kubeconfig.js';
+export { clusterInfoKubeconfig, NODE_TOKEN_GROUP, setUpBootstrapTokenAccess } from './cluster-bootstrap.js';
 export { createCa, createControlPlanePki, createLeaf, type CertAndKey, type ControlPlanePki, type LeafOptions } from './pki.js';
 export { freePort, ManagedProcess, waitFor } from './processes.js';
