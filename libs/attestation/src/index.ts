@@ -34,3 +34,4 @@ export {
   type SpecIdEvent,
   type TcgEvent,
 } from './vtpm/event-log.js';
+export { registerValidator, validatorFor, validatorFromConfigJson, validatorVariants, type ValidatorConstructor } from './choose.js';

@@ -1,0 +1,42 @@
+import { unmarshalAttestationConfig } from './config/attestation-config.js';
+import type { AttestationConfig } from './config/types.js';
+import { DummyValidator } from './dummy.js';
+import { AttestationError } from './errors.js';
+import { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Validator } from './interfaces.js';
+import { Variant } from './variant.js';
+
+/** Builds a validator of one variant from its decoded attestation config. */
+export type ValidatorConstructor = (config: AttestationConfig, logger: AttestationLogger) => Validator;
+
+const constructors = new Map<string, ValidatorConstructor>([['dummy', () => new DummyValidator()]]);
+
+/**
+ * Registers the validator of a variant. Variants whose validators need heavier dependencies
+ * (a TPM library, certificate caches) register themselves from their own module, so a consumer
+ * only pays for the variants it imports.
+ */
+export function registerValidator(variant: string, ctor: ValidatorConstructor): void {
+  Variant.fromString(variant);
+  constructors.set(variant, ctor);
+}
+
+/** Variants with a registered validator. */
+export function validatorVariants(): string[] {
+  return [...constructors.keys()].sort();
+}
+
+/** The validator for a decoded config; CONFIG_INVALID when the variant has no validator here. */
+export function validatorFor(config: AttestationConfig, logger: AttestationLogger = NOP_ATTESTATION_LOGGER): Validator {
+  const ctor = constructors.get(config.variant);
+  if (!ctor) {
+    throw new AttestationError('CONFIG_INVALID', `no validator for attestation variant "${config.variant}" in this build (available: ${validatorVariants().join(', ')})`, {
+      details: { variant: config.variant },
+    });
+  }
+  return ctor(config, logger);
+}
+
+/** Decodes the attestation config file's JSON for `variant` and builds its validator. */
+export function validatorFromConfigJson(json: string | Uint8Array, variant: Variant | string, logger: AttestationLogger = NOP_ATTESTATION_LOGGER): Validator {
+  return validatorFor(unmarshalAttestationConfig(json, variant), logger);
+}
