@@ -4,6 +4,8 @@
 //   type:proto -> generated code, depends on nothing of ours
 //   type:tool  -> may use anything
 // scope:testing libs (test helpers) may only be imported by spec files and tools.
+// Spec files of apps and libs may also use tool projects (the real control plane harness of
+// tools/k8s-testenv, the swtpm fixture): tests need real components, product code must not.
 import nx from '@nx/eslint-plugin';
 
 export default [
@@ -35,6 +37,24 @@ export default [
         {
           selector: "CallExpression[callee.object.name='console'][callee.property.name=/^(log|info|debug)$/] > Identifier[name=/secret|key|token|password/i]",
           message: 'never print secrets',
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.spec.ts'],
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [],
+          depConstraints: [
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib', 'type:proto', 'type:tool'] },
+            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib', 'type:proto', 'type:tool'] },
+            { sourceTag: 'type:proto', onlyDependOnLibsWithTags: ['type:proto'] },
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:lib', 'type:proto', 'type:app', 'type:tool'] },
+          ],
         },
       ],
     },

@@ -19,6 +19,7 @@ export interface ControlPlaneOptions {
   /** State folder: pki/, admin.conf, etcd data and logs. */
   dir: string;
   host?: string;
+  /** API server port; 0 or unset = a free port. */
   apiServerPort?: number;
   /** Extra IPs/names in the API server certificate. */
   apiServerIps?: string[];
@@ -112,7 +113,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
       { timeoutMs: opts.startTimeoutMs ?? 60_000, alive: () => etcd.running, hint: () => tail(etcdLog) },
     );
 
-    const port = opts.apiServerPort ?? (await freePort(host));
+    const port = opts.apiServerPort || (await freePort(host));
     const server = `https://${host}:${port}`;
     const apiLog = join(opts.dir, 'logs', 'kube-apiserver.log');
     say(`starting kube-apiserver on ${server}`);

@@ -91,12 +91,14 @@ export class InitFlow {
     if (req.measurementSalt.length > MAX_SALT) throw new InitFailure(grpc.status.INVALID_ARGUMENT, `measurement salt longer than ${MAX_SALT} bytes`, false);
 
     let kms: ClusterKms;
+    let masterSecret: { key: Uint8Array; salt: Uint8Array };
     try {
       const storage = parseStorageUri(req.storageUri);
       if (storage.type !== 'no-store') throw new Error(`storage backend ${storage.type} is not supported`);
       const cfg = parseKmsUri(req.kmsUri);
       if (cfg.type !== 'cluster-kms') throw new Error(`KMS backend ${cfg.type} is not supported`);
       kms = new ClusterKms(cfg.masterSecret);
+      masterSecret = cfg.masterSecret;
     } catch (err) {
       throw new InitFailure(grpc.status.INVALID_ARGUMENT, `creating kms client: ${(err as Error).message}`, false, { cause: err });
     }
@@ -141,6 +143,7 @@ export class InitFlow {
           components: req.kubernetesComponents,
           apiServerCertSans: req.apiserverCertSans,
           serviceCidr: req.serviceCidr,
+          serviceSecrets: { masterSecret: Buffer.from(masterSecret.key), masterSalt: Buffer.from(masterSecret.salt), measurementSalt: Buffer.from(req.measurementSalt) },
         },
         signal,
       ),

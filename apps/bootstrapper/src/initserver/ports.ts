@@ -9,6 +9,12 @@ export interface InitClusterRequest {
   components: components.Component[];
   apiServerCertSans: string[];
   serviceCidr: string;
+  /**
+   * Secrets for the cluster services (keyservice master secret and salt, the measurement salt
+   * of the join config). The reference's CLI deploys them with Helm after init; the local backend
+   * starts the services itself. Backends that deploy nothing ignore them.
+   */
+  serviceSecrets?: { masterSecret: Buffer; masterSalt: Buffer; measurementSalt: Buffer };
 }
 
 /** Creates the Kubernetes control plane on this node and returns an admin kubeconfig. */

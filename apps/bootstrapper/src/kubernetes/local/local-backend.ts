@@ -1,0 +1,201 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isIP } from 'node:net';
+import * as k8s from '@kubernetes/client-node';
+import {
+  componentsConfigMapName,
+  encodeComponents,
+  fromApiError,
+  JOINING_NODE_CRD,
+  k8sCompliantHostname,
+  NODE_VERSION_CRD,
+  NODE_VERSION_NAME,
+  UPDATE_GROUP,
+  UPDATE_VERSION,
+} from '@asterism/k8s';
+import {
+  buildKubeconfig,
+  createLeaf,
+  setUpBootstrapTokenAccess,
+  startControlPlane,
+  type ControlPlaneBinaries,
+  type RunningControlPlane,
+} from '@asterism/k8s-controlplane';
+import type { Logger } from '@asterism/logger';
+import type { MetadataProvider } from '@asterism/metadata';
+import type { ClusterInitializer, InitClusterRequest } from '../../initserver/ports.js';
+import type { ClusterJoiner, JoinClusterRequest } from '../../joinclient/ports.js';
+import { discoverCluster } from './discovery.js';
+import { kubeConfigFor, registerNode, whoAmI } from './node-registration.js';
+
+/** What node 0 runs next to its control plane: keyservice and joinservice (LocalServices). */
+export interface ClusterServices {
+  start(ctx: ClusterServicesContext): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Inputs of the cluster services, all produced by init. */
+export interface ClusterServicesContext {
+  /** kubeadm-like folder: admin.conf, pki/. */
+  kubernetesDir: string;
+  adminKubeconfigPath: string;
+  /** host:port of the API server, put into join tickets. */
+  apiServerEndpoint: string;
+  /** The node's IP (services listen there). */
+  nodeIp: string;
+  secrets: NonNullable<InitClusterRequest['serviceSecrets']>;
+  /** kubeadm ClusterConfiguration YAML (certSANs become SSH principals of joining nodes). */
+  clusterConfigurationPath: string;
+}
+
+async function ensure(what: string, create: () => Promise<unknown>): Promise<void> {
+  try {
+    await create();
+  } catch (err) {
+    const e = fromApiError(err, `creating ${what}`);
+    if (e.code !== 'K8S_ALREADY_EXISTS') throw e;
+  }
+}
+
+async function waitForCrd(ext: k8s.ApiextensionsV1Api, name: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const crd = await ext.readCustomResourceDefinition({ name });
+    if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
+    if (Date.now() > deadline) throw new Error(`CRD ${name} not established after 30 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * The `local` Kubernetes backend's init (DESIGN.md §6): a real control plane (etcd,
+ * kube-apiserver, kube-controller-manager) on the node's IP instead of kubeadm, then what the
+ * reference's InitCluster and Helm deployment leave behind: bootstrap-token access, the CRDs, the
+ * components ConfigMap and NodeVersion, `internal-config`, this node's Node object (registered
+ * with its own kubelet certificate) and the keyservice + joinservice. Returns an admin kubeconfig
+ * for `<clusterName>-admin` (system:masters).
+ */
+export class LocalClusterInitializer implements ClusterInitializer {
+  #cp: RunningControlPlane | undefined;
+
+  constructor(
+    private readonly o: {
+      binaries: ControlPlaneBinaries;
+      /** Folder for the control plane (pki/, admin.conf, etcd data, logs). */
+      dir: string;
+      metadata: MetadataProvider;
+      services: ClusterServices;
+      logger: Logger;
+      apiServerPort?: number;
+    },
+  ) {}
+
+  async initCluster(req: InitClusterRequest): Promise<Buffer> {
+    const log = this.o.logger;
+    const self = await this.o.metadata.self();
+    const nodeName = k8sCompliantHostname(self.Name);
+    const nodeIp = self.VPCIP || '127.0.0.1';
+    const sans = req.apiServerCertSans.filter((s) => s !== '');
+    log.info('starting local control plane', { nodeName, nodeIp });
+    const cp = await startControlPlane({
+      binaries: this.o.binaries,
+      dir: this.o.dir,
+      host: nodeIp,
+      apiServerPort: this.o.apiServerPort ?? 6443,
+      apiServerIps: ['127.0.0.1', ...sans.filter((s) => isIP(s) !== 0)],
+      ...(req.serviceCidr ? { serviceCidr: req.serviceCidr } : {}),
+      progress: (line) => log.info(line),
+    });
+    this.#cp = cp;
+    log.info('control plane ready', { server: cp.server, startupMs: cp.startupMs });
+    const admin = new k8s.KubeConfig();
+    admin.loadFromString(cp.adminKubeconfig);
+    await setUpBootstrapTokenAccess(admin, { server: cp.server, caPem: cp.pki.ca.certPem });
+
+    const ext = admin.makeApiClient(k8s.ApiextensionsV1Api);
+    for (const crd of [JOINING_NODE_CRD, NODE_VERSION_CRD]) {
+      await ensure(`CRD ${crd.metadata!.name}`, () => ext.createCustomResourceDefinition({ body: crd }));
+      await waitForCrd(ext, crd.metadata!.name!);
+    }
+    const core = admin.makeApiClient(k8s.CoreV1Api);
+    const componentsName = componentsConfigMapName(req.components);
+    await ensure(`ConfigMap ${componentsName}`, () =>
+      core.createNamespacedConfigMap({
+        namespace: 'kube-system',
+        body: { metadata: { name: componentsName, namespace: 'kube-system' }, immutable: true, data: { components: encodeComponents(req.components), 'cluster-version': req.kubernetesVersion } },
+      }),
+    );
+    const custom = admin.makeApiClient(k8s.CustomObjectsApi);
+    await ensure('NodeVersion', () =>
+      custom.createClusterCustomObject({
+        group: UPDATE_GROUP,
+        version: UPDATE_VERSION,
+        plural: 'nodeversions',
+        body: {
+          apiVersion: `${UPDATE_GROUP}/${UPDATE_VERSION}`,
+          kind: 'NodeVersion',
+          metadata: { name: NODE_VERSION_NAME },
+          spec: { kubernetesComponentsReference: componentsName, kubernetesClusterVersion: req.kubernetesVersion },
+        },
+      }),
+    );
+    await ensure('ConfigMap internal-config', () => core.createNamespacedConfigMap({ namespace: 'kube-system', body: { metadata: { name: 'internal-config', namespace: 'kube-system' }, data: {} } }));
+
+    // This node registers like every other: with its own kubelet certificate from the cluster CA.
+    const kubelet = await createLeaf(cp.pki.ca, { commonName: `system:node:${nodeName}`, organizations: ['system:nodes'], usage: 'both', ips: [nodeIp] });
+    await registerNode(kubeConfigFor(cp.server, cp.pki.ca.certPem, { certPem: kubelet.certPem, keyPem: kubelet.keyPem }), { name: nodeName, ip: nodeIp, providerId: self.ProviderID });
+    await admin.makeApiClient(k8s.CoreV1Api).patchNode(
+      { name: nodeName, body: [{ op: 'add', path: '/metadata/labels/node-role.kubernetes.io~1control-plane', value: '' }] },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
+    );
+
+    const clusterConfigurationPath = join(this.o.dir, 'ClusterConfiguration');
+    await writeFile(clusterConfigurationPath, `apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nclusterName: ${req.clusterName}\napiServer:\n  certSANs: ${JSON.stringify(['127.0.0.1', nodeIp, ...sans])}\n`, { mode: 0o600 });
+    if (req.serviceSecrets) {
+      await this.o.services.start({
+        kubernetesDir: this.o.dir,
+        adminKubeconfigPath: cp.adminKubeconfigPath,
+        apiServerEndpoint: `${nodeIp}:${cp.port}`,
+        nodeIp,
+        secrets: req.serviceSecrets,
+        clusterConfigurationPath,
+      });
+    } else {
+      log.warn('no service secrets in the init request: keyservice and joinservice not started');
+    }
+
+    const user = await createLeaf(cp.pki.ca, { commonName: `${req.clusterName}-admin`, organizations: ['system:masters'], usage: 'client' });
+    return Buffer.from(buildKubeconfig({ server: cp.server, caPem: cp.pki.ca.certPem, clusterName: req.clusterName, userName: `${req.clusterName}-admin`, clientCertPem: user.certPem, clientKeyPem: user.keyPem }));
+  }
+
+  /** Stops the services and the control plane (node shutdown). */
+  async stop(): Promise<void> {
+    await this.o.services.stop();
+    await this.#cp?.stop();
+  }
+}
+
+/**
+ * The `local` backend's join: kubeadm-style discovery (cluster-info JWS verified with the
+ * bootstrap token, CA pinned by the ticket's hash), authentication with the bootstrap token
+ * (must map to `system:bootstrap:<id>`), then Node registration with the issued kubelet
+ * certificate.
+ */
+export class LocalClusterJoiner implements ClusterJoiner {
+  constructor(
+    private readonly logger: Logger,
+    /** Overrides the ticket's endpoint (the reference uses the load balancer). */
+    private readonly apiServerEndpoint?: () => Promise<string | undefined>,
+  ) {}
+
+  async joinCluster(req: JoinClusterRequest, signal?: AbortSignal): Promise<void> {
+    const endpoint = (await this.apiServerEndpoint?.()) || req.apiServerEndpoint;
+    const discovered = await discoverCluster(endpoint, req.token, req.caCertHashes, signal ? { signal } : {});
+    const id = req.token.split('.')[0];
+    const me = await whoAmI(kubeConfigFor(discovered.server, discovered.caPem, { token: req.token }));
+    if (me.username !== `system:bootstrap:${id}`) throw new Error(`bootstrap token authenticated as "${me.username}", want system:bootstrap:${id}`);
+    const nodeName = k8sCompliantHostname(req.nodeName);
+    await registerNode(kubeConfigFor(discovered.server, discovered.caPem, { certPem: req.kubeletCertPem.toString('utf8'), keyPem: req.kubeletKeyPem }), { name: nodeName, ip: req.nodeIp });
+    this.logger.info('node registered', { nodeName, server: discovered.server, role: req.role });
+  }
+}

@@ -1,0 +1,103 @@
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ManagedProcess, waitFor } from '@asterism/k8s-controlplane';
+import type { Logger } from '@asterism/logger';
+import type { ClusterServices, ClusterServicesContext } from './local-backend.js';
+
+/** Root of this workspace (apps/bootstrapper/src/kubernetes/local -> 5 levels up). */
+export const WORKSPACE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../..');
+
+/** `node --import tsx <app main>`: how the local cluster runs the other apps from this checkout. */
+export function tsAppCommand(app: 'keyservice' | 'joinservice'): { binary: string; args: string[] } {
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  return { binary: process.execPath, args: ['--import', tsx, join(WORKSPACE_ROOT, 'apps', app, 'src', 'main.ts')] };
+}
+
+/** Options of the local cluster's service processes. */
+export interface LocalServicesOptions {
+  /** State folder for their files and logs. */
+  dir: string;
+  /** Attestation variant of joining nodes and the file with their attestation config (JSON). */
+  variant: string;
+  attestationConfigPath: string;
+  keyServicePort: number;
+  joinServicePort: number;
+  /** -1 = no metrics endpoints. */
+  keyServiceMetricsPort?: number;
+  joinServiceMetricsPort?: number;
+  logger: Logger;
+}
+
+/**
+ * Runs the keyservice and the joinservice as child processes of node 0 with the files a Helm
+ * deployment would mount: the master secret + salt (keyservice), the join-config (attestation
+ * config + measurement salt) and the kubeadm files (joinservice).
+ */
+export class LocalServiceProcesses implements ClusterServices {
+  #procs: ManagedProcess[] = [];
+
+  constructor(private readonly o: LocalServicesOptions) {}
+
+  /** Where the joinservice reads its attestation config (edit it to change what is accepted). */
+  get attestationConfigPath(): string {
+    return join(this.o.dir, 'join-config', 'attestationConfig');
+  }
+
+  async start(ctx: ClusterServicesContext): Promise<void> {
+    const ks = join(this.o.dir, 'keyservice');
+    const jc = join(this.o.dir, 'join-config');
+    const logs = join(this.o.dir, 'logs');
+    for (const d of [ks, jc, logs]) await mkdir(d, { recursive: true, mode: 0o700 });
+    await writeFile(join(ks, 'mastersecret'), ctx.secrets.masterSecret, { mode: 0o600 });
+    await writeFile(join(ks, 'salt'), ctx.secrets.masterSalt, { mode: 0o600 });
+    await writeFile(join(jc, 'measurementSalt'), ctx.secrets.measurementSalt, { mode: 0o600 });
+    await copyFile(this.o.attestationConfigPath, this.attestationConfigPath);
+
+    const keyCmd = tsAppCommand('keyservice');
+    const keyLog = join(logs, 'keyservice.log');
+    this.o.logger.info('starting keyservice', { host: ctx.nodeIp, port: this.o.keyServicePort });
+    const keyservice = ManagedProcess.start('keyservice', keyCmd.binary, [
+      ...keyCmd.args,
+      `--host=${ctx.nodeIp}`,
+      `--port=${this.o.keyServicePort}`,
+      `--master-secret=${join(ks, 'mastersecret')}`,
+      `--salt=${join(ks, 'salt')}`,
+      `--metrics-port=${this.o.keyServiceMetricsPort ?? -1}`,
+    ], keyLog);
+    this.#procs.push(keyservice);
+    await waitFor('keyservice', async () => (await readFile(keyLog, 'utf8')).includes('keyservice serving'), {
+      timeoutMs: 60_000,
+      alive: () => keyservice.running,
+    });
+
+    const joinCmd = tsAppCommand('joinservice');
+    const joinLog = join(logs, 'joinservice.log');
+    this.o.logger.info('starting joinservice', { host: ctx.nodeIp, port: this.o.joinServicePort, variant: this.o.variant });
+    const joinservice = ManagedProcess.start('joinservice', joinCmd.binary, [
+      ...joinCmd.args,
+      '--cloud-provider=qemu',
+      `--attestation-variant=${this.o.variant}`,
+      `--key-service-endpoint=${ctx.nodeIp}:${this.o.keyServicePort}`,
+      `--host=${ctx.nodeIp}`,
+      `--port=${this.o.joinServicePort}`,
+      `--metrics-port=${this.o.joinServiceMetricsPort ?? -1}`,
+      `--config-dir=${jc}`,
+      `--kubeadm-config=${ctx.clusterConfigurationPath}`,
+      `--kubernetes-dir=${ctx.kubernetesDir}`,
+      `--kubeconfig=${ctx.adminKubeconfigPath}`,
+      `--api-server-endpoint=${ctx.apiServerEndpoint}`,
+    ], joinLog);
+    this.#procs.push(joinservice);
+    await waitFor('joinservice', async () => (await readFile(joinLog, 'utf8')).includes('joinservice serving'), {
+      timeoutMs: 60_000,
+      alive: () => joinservice.running,
+    });
+  }
+
+  async stop(): Promise<void> {
+    for (const p of this.#procs.reverse()) await p.stop();
+    this.#procs = [];
+  }
+}

@@ -1,0 +1,136 @@
+import { parseArgs } from 'node:util';
+import { Variant, type CloudProvider } from '@asterism/attestation';
+import { normalizeGoFlags } from '@asterism/service-runtime';
+
+/** Joinservice configuration: the reference's flags (SPEC.md §9.1) plus Asterism's paths and ports. */
+export interface JoinServiceConfig {
+  cloudProvider: CloudProvider;
+  keyServiceEndpoint: string;
+  variant: Variant;
+  verbosity: number;
+  host: string;
+  port: number;
+  metricsPort: number;
+  /** Folder with `attestationConfig` and `measurementSalt` (the join-config ConfigMap volume). */
+  configDir: string;
+  /** kubeadm ClusterConfiguration (certSANs become SSH principals). */
+  kubeadmConfigPath: string;
+  /** Folder with admin.conf and pki/ (host path on control-plane nodes). */
+  kubernetesDir: string;
+  /** Kubeconfig for the API server; undefined = in-cluster service account. */
+  kubeconfig: string | undefined;
+  /** `host:port` written into tickets; undefined = `<own VPC IP>:6443` from the metadata API. */
+  apiServerEndpoint: string | undefined;
+  /** Base URL of the qemu metadata API (provider qemu). */
+  metadataUrl: string | undefined;
+  /** Token-bucket rate limit per peer host. */
+  ratePerSecond: number;
+  rateBurst: number;
+}
+
+export const USAGE = `Usage: joinservice [flags]
+
+Issues join tickets to attested nodes (join.API over aTLS, clients must attest): disk keys from the
+keyservice, a kubeadm bootstrap token, a kubelet certificate, control-plane files and an SSH host
+certificate.
+
+Flags (reference-compatible):
+  --cloud-provider <p>         aws|azure|gcp|openstack|stackit|qemu (case-insensitive, required)
+  --attestation-variant <v>    attestation variant of joining nodes, e.g. qemu-vtpm (required)
+  --key-service-endpoint <e>   keyservice host:port (default key-service.kube-system:9000)
+  -v <n>                       log verbosity: <=-1 debug, 0 info, 1 warn, >=2 error (default 0)
+
+Asterism flags:
+  --host <addr>                listen address (default 0.0.0.0)
+  --port <n>                   gRPC port (default 9090)
+  --metrics-port <n>           Prometheus /metrics port, 0 = any free port, -1 = off (default 9092)
+  --config-dir <dir>           attestationConfig + measurementSalt (default /var/config)
+  --kubeadm-config <file>      kubeadm ClusterConfiguration (default /var/kubeadm-config/ClusterConfiguration)
+  --kubernetes-dir <dir>       admin.conf and pki/ (default /etc/kubernetes)
+  --kubeconfig <file>          API server access (default: in-cluster service account)
+  --api-server-endpoint <e>    host:port put into tickets (default: <own VPC IP>:6443 from metadata)
+  --metadata-url <url>         qemu metadata API base URL (provider qemu)
+  --rate-limit <n>             join requests per second per peer host (default 5)
+  --rate-burst <n>             burst per peer host (default 20)
+  -h, --help                   show this help
+
+The attestation config file is re-read whenever it changes (ConfigMap updates included); in-flight
+joins finish with the config they started with. Also serves grpc.health.v1; stops on SIGTERM.`;
+
+/** A command-line problem; main prints it with the usage and exits 2. */
+export class FlagError extends Error {}
+
+function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^-?\d+$/.test(raw)) throw new FlagError(`invalid value "${raw}" for --${name}: not an integer`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new FlagError(`invalid value ${n} for --${name}: must be between ${min} and ${max}`);
+  return n;
+}
+
+const PROVIDERS: Record<string, CloudProvider> = { aws: 'AWS', azure: 'Azure', gcp: 'GCP', openstack: 'OpenStack', stackit: 'OpenStack', qemu: 'QEMU' };
+
+/** Parses argv (without node and script); null = help requested. */
+export function parseFlags(argv: string[]): JoinServiceConfig | null {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: normalizeGoFlags(argv),
+      strict: true,
+      allowPositionals: false,
+      options: {
+        'cloud-provider': { type: 'string' },
+        'key-service-endpoint': { type: 'string' },
+        'attestation-variant': { type: 'string' },
+        v: { type: 'string' },
+        host: { type: 'string' },
+        port: { type: 'string' },
+        'metrics-port': { type: 'string' },
+        'config-dir': { type: 'string' },
+        'kubeadm-config': { type: 'string' },
+        'kubernetes-dir': { type: 'string' },
+        kubeconfig: { type: 'string' },
+        'api-server-endpoint': { type: 'string' },
+        'metadata-url': { type: 'string' },
+        'rate-limit': { type: 'string' },
+        'rate-burst': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    throw new FlagError((err as Error).message);
+  }
+  if (values.help) return null;
+  const rawProvider = values['cloud-provider'];
+  if (!rawProvider) throw new FlagError('--cloud-provider is required');
+  const provider = PROVIDERS[rawProvider.toLowerCase()];
+  if (!provider) throw new FlagError(`unknown cloud provider "${rawProvider}": want one of ${Object.keys(PROVIDERS).join(', ')}`);
+  const rawVariant = values['attestation-variant'];
+  if (!rawVariant) throw new FlagError('--attestation-variant is required');
+  let variant: Variant;
+  try {
+    variant = Variant.fromString(rawVariant);
+  } catch (err) {
+    throw new FlagError(`--attestation-variant: ${(err as Error).message}`);
+  }
+  const endpoint = values['api-server-endpoint'];
+  if (endpoint !== undefined && !/^[^\s:]+:\d{1,5}$/.test(endpoint)) throw new FlagError(`invalid --api-server-endpoint "${endpoint}": want host:port`);
+  const configDir = values['config-dir'] ?? '/var/config';
+  return {
+    cloudProvider: provider,
+    keyServiceEndpoint: values['key-service-endpoint'] ?? 'key-service.kube-system:9000',
+    variant,
+    verbosity: int('v', values.v, 0, -10, 10),
+    host: values.host ?? '0.0.0.0',
+    port: int('port', values.port, 9090, 0, 65535),
+    metricsPort: int('metrics-port', values['metrics-port'], 9092, -1, 65535),
+    configDir,
+    kubeadmConfigPath: values['kubeadm-config'] ?? '/var/kubeadm-config/ClusterConfiguration',
+    kubernetesDir: values['kubernetes-dir'] ?? '/etc/kubernetes',
+    kubeconfig: values.kubeconfig,
+    apiServerEndpoint: endpoint,
+    metadataUrl: values['metadata-url'],
+    ratePerSecond: int('rate-limit', values['rate-limit'], 5, 1, 100_000),
+    rateBurst: int('rate-burst', values['rate-burst'], 20, 1, 100_000),
+  };
+}

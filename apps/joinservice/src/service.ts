@@ -1,0 +1,74 @@
+import * as grpc from '@grpc/grpc-js';
+import type { Validator } from '@asterism/attestation';
+import type { Logger } from '@asterism/logger';
+import { join } from '@asterism/proto';
+import { GrpcServer, ServiceMetrics, type MetricsEndpoint } from '@asterism/service-runtime';
+import { JoinServer } from './join-server.js';
+import { JoinMetrics } from './metrics.js';
+import { PeerRateLimiter } from './rate-limiter.js';
+import { TicketIssuer, type TicketIssuerDeps } from './ticket/ticket-issuer.js';
+import { MeteredValidator } from './attestation/metered-validator.js';
+
+/** How the server authenticates peers: aTLS credentials plus the interceptors that gate calls. */
+export interface ServerTransport {
+  credentials: grpc.ServerCredentials;
+  interceptors?: grpc.ServerInterceptor[];
+}
+
+/** Builds the transport around the (metered, hot-reloading) validator of joining nodes. */
+export type TransportFactory = (validator: Validator) => ServerTransport;
+
+/** A running joinservice. */
+export interface RunningJoinService {
+  port: number;
+  metricsPort: number | undefined;
+  metrics: ServiceMetrics;
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Options of {@link startJoinService}. */
+export interface JoinServiceOptions {
+  issuer: Omit<TicketIssuerDeps, 'logger'>;
+  validator: Validator;
+  transport: TransportFactory;
+  logger: Logger;
+  host: string;
+  port: number;
+  metricsPort: number;
+  ratePerSecond: number;
+  rateBurst: number;
+}
+
+/** Largest join request we accept (CSR 16 KiB + host key 4 KiB + principals, with headroom). */
+export const MAX_JOIN_REQUEST_BYTES = 256 * 1024;
+
+/** Starts join.API (+ health + metrics) behind the given transport. */
+export async function startJoinService(o: JoinServiceOptions): Promise<RunningJoinService> {
+  const metrics = new ServiceMetrics('joinservice');
+  const joinMetrics = new JoinMetrics(metrics.registry);
+  const validator = new MeteredValidator(o.validator, joinMetrics, o.logger);
+  const transport = o.transport(validator);
+  const grpcServer = new GrpcServer({
+    logger: o.logger,
+    metrics,
+    healthServices: ['join.API'],
+    maxReceiveMessageLength: MAX_JOIN_REQUEST_BYTES,
+    ...(transport.interceptors ? { interceptors: transport.interceptors } : {}),
+  });
+  const issuer = new TicketIssuer({ ...o.issuer, logger: o.logger });
+  const server = new JoinServer(issuer, o.logger, joinMetrics, new PeerRateLimiter(o.ratePerSecond, o.rateBurst), () => o.validator.variant.name);
+  grpcServer.server.addService(join.APIService, server.handlers() as unknown as grpc.UntypedServiceImplementation);
+  const port = await grpcServer.listen(o.host, o.port, transport.credentials);
+  let metricsEndpoint: MetricsEndpoint | undefined;
+  if (o.metricsPort >= 0) metricsEndpoint = await metrics.listen(o.host, o.metricsPort);
+  o.logger.info('joinservice serving', { host: o.host, port, metricsPort: metricsEndpoint?.port, variant: o.validator.variant.name });
+  return {
+    port,
+    metricsPort: metricsEndpoint?.port,
+    metrics,
+    async stop(graceMs = 10_000) {
+      await grpcServer.stop(graceMs);
+      await metricsEndpoint?.close();
+    },
+  };
+}
