@@ -10,6 +10,7 @@ import type { HostInfo } from '../initserver/ports.js';
 import type { NodeFileWriter } from '../state/file-writer.js';
 import { writeNodeState } from '../state/node-state.js';
 import { Backoff, sleep } from './backoff.js';
+import { joinServiceEndpoints } from './endpoints.js';
 import type { ClusterJoiner, HostKeySource, JoinServiceDialer, KubeletCsrFactory } from './ports.js';
 
 /** Files a joining node writes (SPEC.md §0.2). */
@@ -122,21 +123,8 @@ export class JoinClient {
     }
   }
 
-  private async endpoints(): Promise<string[]> {
-    const d = this.deps;
-    const hosts: string[] = [];
-    try {
-      const lb = await d.metadata.getLoadBalancerEndpoint(this.signal);
-      if (lb.host) hosts.push(lb.host);
-    } catch (err) {
-      d.logger.warn('reading load balancer endpoint failed', { err });
-    }
-    try {
-      for (const i of await d.metadata.list(this.signal)) if (i.Role === 'ControlPlane' && i.VPCIP) hosts.push(i.VPCIP);
-    } catch (err) {
-      d.logger.warn('listing instances failed', { err });
-    }
-    return [...new Set(hosts)].map((h) => (h.includes(':') && !h.startsWith('[') ? `[${h}]:${this.#port}` : `${h}:${this.#port}`));
+  private endpoints(): Promise<string[]> {
+    return joinServiceEndpoints(this.deps.metadata, this.#port, this.deps.logger, { signal: this.signal });
   }
 
   private async tryAllEndpoints(diskUuid: string, self: { name: string; role: Role; vpcIp: string }) {
