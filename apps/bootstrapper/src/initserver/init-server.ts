@@ -20,6 +20,8 @@ export class InitServer {
   #stopping = false;
   #outcome: InitOutcome = { kind: 'none' };
   #stopped: Promise<void> | undefined;
+  #onStopped!: () => void;
+  readonly #stoppedDone = new Promise<void>((resolve) => (this.#onStopped = resolve));
 
   constructor(
     private readonly flow: InitFlow,
@@ -34,6 +36,12 @@ export class InitServer {
   /** Binds and serves; resolves with the bound port. */
   async listen(address: string, credentials: grpc.ServerCredentials): Promise<number> {
     return new Promise((resolve, reject) => this.server.bindAsync(address, credentials, (err, port) => (err ? reject(err) : resolve(port))));
+  }
+
+  /** Binds `address` and resolves once the server has been stopped (see {@link stop}). */
+  async serve(address: string, credentials: grpc.ServerCredentials): Promise<void> {
+    await this.listen(address, credentials);
+    await this.#stoppedDone;
   }
 
   /** What happened to the (single) init attempt that locked the node. */
@@ -86,6 +94,7 @@ export class InitServer {
       if (this.#running > 0) await new Promise<void>((r) => (this.#idle = r));
       await new Promise<void>((r) => this.server.tryShutdown(() => r()));
       this.logger.info('init server stopped');
+      this.#onStopped();
     })();
     return this.#stopped;
   }
