@@ -8,3 +8,4 @@ export { buildKubeconfig } from './kubeconfig.js';
 export { clusterInfoKubeconfig, NODE_TOKEN_GROUP, setUpBootstrapTokenAccess } from './cluster-bootstrap.js';
 export { createCa, createControlPlanePki, createLeaf, type CertAndKey, type ControlPlanePki, type LeafOptions } from './pki.js';
 export { freePort, ManagedProcess, waitFor } from './processes.js';
+export { setUpClusterObjects } from './cluster-objects.js';

@@ -2,21 +2,12 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
-import {
-  componentsConfigMapName,
-  encodeComponents,
-  fromApiError,
-  JOINING_NODE_CRD,
-  k8sCompliantHostname,
-  NODE_VERSION_CRD,
-  NODE_VERSION_NAME,
-  UPDATE_GROUP,
-  UPDATE_VERSION,
-} from '@asterism/k8s';
+import { k8sCompliantHostname } from '@asterism/k8s';
 import {
   buildKubeconfig,
   createLeaf,
   setUpBootstrapTokenAccess,
+  setUpClusterObjects,
   startControlPlane,
   type ControlPlaneBinaries,
   type RunningControlPlane,
@@ -46,25 +37,6 @@ export interface ClusterServicesContext {
   secrets: NonNullable<InitClusterRequest['serviceSecrets']>;
   /** kubeadm ClusterConfiguration YAML (certSANs become SSH principals of joining nodes). */
   clusterConfigurationPath: string;
-}
-
-async function ensure(what: string, create: () => Promise<unknown>): Promise<void> {
-  try {
-    await create();
-  } catch (err) {
-    const e = fromApiError(err, `creating ${what}`);
-    if (e.code !== 'K8S_ALREADY_EXISTS') throw e;
-  }
-}
-
-async function waitForCrd(ext: k8s.ApiextensionsV1Api, name: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const crd = await ext.readCustomResourceDefinition({ name });
-    if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
-    if (Date.now() > deadline) throw new Error(`CRD ${name} not established after 30 s`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /**
@@ -112,34 +84,7 @@ export class LocalClusterInitializer implements ClusterInitializer {
     admin.loadFromString(cp.adminKubeconfig);
     await setUpBootstrapTokenAccess(admin, { server: cp.server, caPem: cp.pki.ca.certPem });
 
-    const ext = admin.makeApiClient(k8s.ApiextensionsV1Api);
-    for (const crd of [JOINING_NODE_CRD, NODE_VERSION_CRD]) {
-      await ensure(`CRD ${crd.metadata!.name}`, () => ext.createCustomResourceDefinition({ body: crd }));
-      await waitForCrd(ext, crd.metadata!.name!);
-    }
-    const core = admin.makeApiClient(k8s.CoreV1Api);
-    const componentsName = componentsConfigMapName(req.components);
-    await ensure(`ConfigMap ${componentsName}`, () =>
-      core.createNamespacedConfigMap({
-        namespace: 'kube-system',
-        body: { metadata: { name: componentsName, namespace: 'kube-system' }, immutable: true, data: { components: encodeComponents(req.components), 'cluster-version': req.kubernetesVersion } },
-      }),
-    );
-    const custom = admin.makeApiClient(k8s.CustomObjectsApi);
-    await ensure('NodeVersion', () =>
-      custom.createClusterCustomObject({
-        group: UPDATE_GROUP,
-        version: UPDATE_VERSION,
-        plural: 'nodeversions',
-        body: {
-          apiVersion: `${UPDATE_GROUP}/${UPDATE_VERSION}`,
-          kind: 'NodeVersion',
-          metadata: { name: NODE_VERSION_NAME },
-          spec: { kubernetesComponentsReference: componentsName, kubernetesClusterVersion: req.kubernetesVersion },
-        },
-      }),
-    );
-    await ensure('ConfigMap internal-config', () => core.createNamespacedConfigMap({ namespace: 'kube-system', body: { metadata: { name: 'internal-config', namespace: 'kube-system' }, data: {} } }));
+    await setUpClusterObjects(admin, { components: req.components, kubernetesVersion: req.kubernetesVersion });
 
     // This node registers like every other: with its own kubelet certificate from the cluster CA.
     const kubelet = await createLeaf(cp.pki.ca, { commonName: `system:node:${nodeName}`, organizations: ['system:nodes'], usage: 'both', ips: [nodeIp] });
