@@ -27,7 +27,7 @@ describe('verify report', () => {
 
   it('names the differing PCR with expected and actual values', () => {
     const text = formatMeasurementTable(measurementRows(expected, actual));
-    assert.match(text, /  9  MISMATCH +expected (09){32}\n +actual +(ee){32}/);
+    assert.match(text, / {2}9 {2}MISMATCH +expected (09){32}\n +actual +(ee){32}/);
     assert.match(text, /differ at PCR 9: this node would be refused/);
     assert.match(formatMeasurementTable(measurementRows(new Map([[4, m(4)]]), actual)), /All enforced measurements match/);
   });
