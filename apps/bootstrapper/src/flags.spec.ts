@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { FlagError, parseFlags } from './flags.js';
+
+describe('bootstrapper flags', () => {
+  it('takes the variant and CSP from the environment like the reference, with sane defaults', () => {
+    const c = parseFlags([], { CONSTEL_ATTESTATION_VARIANT: 'qemu-vtpm', CONSTEL_CSP: 'QEMU' })!;
+    assert.equal(c.variant.name, 'qemu-vtpm');
+    assert.equal(c.csp, 'QEMU');
+    assert.equal(c.initPort, 9000);
+    assert.equal(c.joinServicePort, 30090);
+    assert.equal(c.tpm, '/dev/tpmrm0');
+    assert.equal(c.backend, 'kubeadm');
+  });
+
+  it('flags win over the environment', () => {
+    const c = parseFlags(['--attestation-variant', 'dummy', '--k8s-backend=local', '--metadata', 'file:/m.json', '--node-name', 'worker-1', '--tpm', 'unix:/tmp/tpm.sock', '--address', '127.0.0.11', '--address', '::1'], {
+      CONSTEL_ATTESTATION_VARIANT: 'qemu-vtpm',
+    })!;
+    assert.equal(c.variant.name, 'dummy');
+    assert.equal(c.backend, 'local');
+    assert.deepEqual(c.addresses, ['127.0.0.11', '::1']);
+  });
+
+  it('explains what is wrong', () => {
+    assert.throws(() => parseFlags([], {}), (e: unknown) => e instanceof FlagError && /attestation variant is required/.test(e.message));
+    assert.throws(() => parseFlags(['--attestation-variant', 'nope'], {}), /unknown OID/);
+    assert.throws(() => parseFlags(['--attestation-variant', 'dummy', '--k8s-backend', 'kind'], {}), /want kubeadm or local/);
+    assert.throws(() => parseFlags(['--attestation-variant', 'dummy', '--metadata', 'file:/m.json'], {}), /--node-name is required/);
+    assert.throws(() => parseFlags(['--attestation-variant', 'dummy', '--tpm', 'swtpm'], {}), /invalid --tpm/);
+    assert.throws(() => parseFlags(['--attestation-variant', 'dummy', '--init-port', '70000'], {}), /between 0 and 65535/);
+    assert.equal(parseFlags(['-h'], {}), null);
+  });
+});

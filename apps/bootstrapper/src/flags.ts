@@ -1,0 +1,148 @@
+import { parseArgs } from 'node:util';
+import { Variant } from '@asterism/attestation';
+import { normalizeGoFlags } from '@asterism/service-runtime';
+
+/** Bootstrapper configuration: the reference's `-v` and environment (SPEC.md §8.1) plus Asterism's paths. */
+export interface BootstrapperConfig {
+  verbosity: number;
+  variant: Variant;
+  csp: string;
+  /** Prefix for every node path (`/` on a real node; a per-node folder in the local cluster). */
+  stateRoot: string;
+  /** `/dev/tpmrm0`, or `unix:<path>` / `tcp:<host>:<port>` for swtpm. */
+  tpm: string;
+  stateDisk: string;
+  initialKeyPath: string;
+  /** `file:<path>` (static metadata, with `--node-name`) or an http(s) base URL (qemu metadata API). */
+  metadata: string;
+  nodeName: string | undefined;
+  backend: 'kubeadm' | 'local';
+  k8sBinDir: string | undefined;
+  initHost: string;
+  initPort: number;
+  joinServicePort: number;
+  logFile: string | undefined;
+  /** Local backend (node 0): the joinservice's attestation config, and service ports. */
+  joinAttestationConfig: string | undefined;
+  keyServicePort: number;
+  localJoinServicePort: number;
+  /** Addresses used as SSH principals instead of the host's interfaces (local nodes share one host). */
+  addresses: string[] | undefined;
+  /** API server port of the local backend (0 = free port). */
+  apiServerPort: number;
+}
+
+export const USAGE = `Usage: bootstrapper [flags]
+
+Runs on every new node: serves init.API (aTLS, the node attests itself) for the first node, and
+in parallel asks the joinservice for a join ticket. Whichever locks the node first wins; the node
+lock extends PCR 15 with the cluster ID. An initialised node that reboots rejoins instead.
+
+Flags (environment in brackets):
+  -v <n>                         log verbosity: <=-1 debug, 0 info, 1 warn, >=2 error (default 0)
+  --attestation-variant <v>      [CONSTEL_ATTESTATION_VARIANT] e.g. qemu-vtpm (required)
+  --csp <p>                      [CONSTEL_CSP] cloud provider, e.g. QEMU (default QEMU)
+  --state-root <dir>             prefix of all node paths (default /)
+  --tpm <t>                      /dev/tpmrm0, unix:<swtpm socket> or tcp:<host>:<port> (default /dev/tpmrm0)
+  --state-disk <dev|file>        LUKS2 state disk (default /dev/mapper/state)
+  --initial-key <file>           its initial passphrase (default /run/cryptsetup-keys.d/state.key)
+  --metadata <src>               file:<path> or a qemu metadata API URL (default http://10.42.0.1:8080)
+  --node-name <name>             this node's name in a file: metadata source
+  --k8s-backend <b>              kubeadm | local (default kubeadm)
+  --k8s-bin-dir <dir>            kube-apiserver/etcd/... for the local backend
+  --init-host <addr>             init.API listen address (default 0.0.0.0)
+  --init-port <n>                init.API port (default 9000)
+  --join-service-port <n>        joinservice port on control planes (default 30090)
+  --log-file <file>              also write logs here (streamed to the CLI when init fails)
+  --join-attestation-config <f>  local backend: attestation config the joinservice enforces
+  --key-service-port <n>         local backend: keyservice port (default 9009)
+  --local-join-service-port <n>  local backend: joinservice port (default 30090)
+  --address <ip>                 SSH principal address instead of the interfaces (repeatable)
+  --api-server-port <n>          local backend: API server port, 0 = free (default 6443)
+  -h, --help                     show this help`;
+
+/** A command-line problem; main prints it with the usage and exits 2. */
+export class FlagError extends Error {}
+
+function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^-?\d+$/.test(raw)) throw new FlagError(`invalid value "${raw}" for --${name}: not an integer`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new FlagError(`invalid value ${n} for --${name}: must be between ${min} and ${max}`);
+  return n;
+}
+
+/** Parses argv (without node and script) and the environment; null = help requested. */
+export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): BootstrapperConfig | null {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: normalizeGoFlags(argv),
+      strict: true,
+      allowPositionals: false,
+      options: {
+        v: { type: 'string' },
+        'attestation-variant': { type: 'string' },
+        csp: { type: 'string' },
+        'state-root': { type: 'string' },
+        tpm: { type: 'string' },
+        'state-disk': { type: 'string' },
+        'initial-key': { type: 'string' },
+        metadata: { type: 'string' },
+        'node-name': { type: 'string' },
+        'k8s-backend': { type: 'string' },
+        'k8s-bin-dir': { type: 'string' },
+        'init-host': { type: 'string' },
+        'init-port': { type: 'string' },
+        'join-service-port': { type: 'string' },
+        'log-file': { type: 'string' },
+        'join-attestation-config': { type: 'string' },
+        'key-service-port': { type: 'string' },
+        'local-join-service-port': { type: 'string' },
+        address: { type: 'string', multiple: true },
+        'api-server-port': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    throw new FlagError((err as Error).message);
+  }
+  if (values.help) return null;
+  const rawVariant = values['attestation-variant'] ?? env.CONSTEL_ATTESTATION_VARIANT;
+  if (!rawVariant) throw new FlagError('the attestation variant is required (--attestation-variant or CONSTEL_ATTESTATION_VARIANT)');
+  let variant: Variant;
+  try {
+    variant = Variant.fromString(rawVariant);
+  } catch (err) {
+    throw new FlagError(`attestation variant: ${(err as Error).message}`);
+  }
+  const backend = values['k8s-backend'] ?? 'kubeadm';
+  if (backend !== 'kubeadm' && backend !== 'local') throw new FlagError(`unknown --k8s-backend "${backend}": want kubeadm or local`);
+  const metadata = values.metadata ?? 'http://10.42.0.1:8080';
+  if (metadata.startsWith('file:') && !values['node-name']) throw new FlagError('--node-name is required with a file: metadata source');
+  if (!/^(file:.+|https?:\/\/.+)$/.test(metadata)) throw new FlagError(`invalid --metadata "${metadata}": want file:<path> or an http(s) URL`);
+  const tpm = values.tpm ?? '/dev/tpmrm0';
+  if (!/^(\/.+|unix:.+|tcp:[^:]+:\d+)$/.test(tpm)) throw new FlagError(`invalid --tpm "${tpm}": want a device path, unix:<path> or tcp:<host>:<port>`);
+  return {
+    verbosity: int('v', values.v, 0, -10, 10),
+    variant,
+    csp: values.csp ?? env.CONSTEL_CSP ?? 'QEMU',
+    stateRoot: values['state-root'] ?? '/',
+    tpm,
+    stateDisk: values['state-disk'] ?? '/dev/mapper/state',
+    initialKeyPath: values['initial-key'] ?? '/run/cryptsetup-keys.d/state.key',
+    metadata,
+    nodeName: values['node-name'],
+    backend,
+    k8sBinDir: values['k8s-bin-dir'],
+    initHost: values['init-host'] ?? '0.0.0.0',
+    initPort: int('init-port', values['init-port'], 9000, 0, 65535),
+    joinServicePort: int('join-service-port', values['join-service-port'], 30090, 1, 65535),
+    logFile: values['log-file'],
+    joinAttestationConfig: values['join-attestation-config'],
+    keyServicePort: int('key-service-port', values['key-service-port'], 9009, 1, 65535),
+    localJoinServicePort: int('local-join-service-port', values['local-join-service-port'], 30090, 1, 65535),
+    addresses: values.address,
+    apiServerPort: int('api-server-port', values['api-server-port'], 6443, 0, 65535),
+  };
+}
