@@ -1,0 +1,59 @@
+import { spawn } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
+
+/** A process of the local cluster that outlives `up` (its own process group). */
+export interface DetachedProcess {
+  name: string;
+  pid: number;
+  log: string;
+}
+
+/** Starts `binary args` in its own session with stdout/stderr appended to `log`. */
+export function startDetached(name: string, binary: string, args: string[], log: string, opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): DetachedProcess {
+  const fd = openSync(log, 'a', 0o600);
+  try {
+    const child = spawn(binary, args, { detached: true, stdio: ['ignore', fd, fd], cwd: opts.cwd, env: { ...process.env, ...(opts.env ?? {}) } });
+    if (child.pid === undefined) throw new Error(`starting ${name} (${binary}) failed`);
+    child.unref();
+    return { name, pid: child.pid, log };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Whether a pid is alive (signal 0). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Stops a detached process and everything in its process group: SIGTERM, then SIGKILL after
+ * `graceMs`. Resolves when the leader is gone.
+ */
+export async function stopDetached(pid: number, graceMs = 10_000): Promise<void> {
+  const signal = (s: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, s);
+    } catch {
+      try {
+        process.kill(pid, s);
+      } catch {
+        /* gone */
+      }
+    }
+  };
+  if (!alive(pid)) {
+    signal('SIGKILL');
+    return;
+  }
+  signal('SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  signal('SIGKILL');
+  while (alive(pid)) await new Promise((r) => setTimeout(r, 20));
+}
