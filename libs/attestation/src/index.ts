@@ -35,3 +35,6 @@ export {
   type TcgEvent,
 } from './vtpm/event-log.js';
 export { registerValidator, validatorFor, validatorFromConfigJson, validatorVariants, type ValidatorConstructor } from './choose.js';
+export { VtpmIssuer, type TpmOpener, type VtpmIssuerOptions } from './vtpm/issuer.js';
+export { VtpmValidator, type VtpmValidatorOptions } from './vtpm/validator.js';
+export { QemuVtpmIssuer, QemuVtpmValidator } from './vtpm/qemu.js';

@@ -1,0 +1,41 @@
+/**
+ * The `qemu-vtpm` variant (SPEC.md §5.4): RSA AK from go-tpm-tools' AKTemplateRSA in the owner
+ * hierarchy, no instance info (JSON `null`, so tpmNonce = SHA256(extraData)). The validator
+ * trusts the AK in the document unconditionally, as the reference does: QEMU offers no hardware
+ * root for the vTPM, so only the quote's internal consistency and the measurements are checked.
+ */
+import { decodePublic, type TpmClient } from '@asterism/tpm';
+import { registerValidator } from '../choose.js';
+import { AttestationError } from '../errors.js';
+import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
+import type { Measurement } from '../measurements/measurement.js';
+import { Variant } from '../variant.js';
+import { VtpmIssuer } from './issuer.js';
+import { VtpmValidator } from './validator.js';
+
+/** qemu-vtpm issuer over a TPM (a swtpm socket in local mode, /dev/tpmrm0 in a VM). */
+export class QemuVtpmIssuer extends VtpmIssuer {
+  constructor(openTpm: () => Promise<TpmClient>, eventLog?: () => Promise<Buffer>) {
+    super({ variant: Variant.fromString('qemu-vtpm'), openTpm, akKind: 'rsa', akHierarchy: 'owner', ...(eventLog ? { eventLog } : {}) });
+  }
+}
+
+/** qemu-vtpm validator: AK from `ak_pub`, no CVM checks, measurements from the config. */
+export class QemuVtpmValidator extends VtpmValidator {
+  constructor(measurements: ReadonlyMap<number, Measurement>, logger: AttestationLogger = NOP_ATTESTATION_LOGGER) {
+    super({
+      variant: Variant.fromString('qemu-vtpm'),
+      measurements,
+      logger,
+      getTrustedKey: async (doc) => {
+        try {
+          return decodePublic(doc.attestation?.akPub ?? Buffer.alloc(0));
+        } catch (err) {
+          throw new AttestationError('AK_UNTRUSTED', `validating attestation public key: decoding ak_pub: ${(err as Error).message}`, { cause: err });
+        }
+      },
+    });
+  }
+}
+
+registerValidator('qemu-vtpm', (config, logger) => new QemuVtpmValidator(config.measurements, logger));
