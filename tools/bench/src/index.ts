@@ -1,1 +1,1 @@
-export {};
+export { median, quantile, ratio } from './stats.js';

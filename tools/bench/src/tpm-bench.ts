@@ -6,13 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { range, TPM_ALG, verifyQuote } from '@asterism/tpm';
 import { startSwtpm } from '@asterism/tpm/testing';
+import { median } from './stats.js';
 
 const N = Number(process.argv[2] ?? 200);
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-}
 
 async function main(): Promise<void> {
   const tpm = await startSwtpm();

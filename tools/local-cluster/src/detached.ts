@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { openSync, closeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 
 /** A process of the local cluster that outlives `up` (its own process group). */
 export interface DetachedProcess {
@@ -21,13 +21,18 @@ export function startDetached(name: string, binary: string, args: string[], log:
   }
 }
 
-/** Whether a pid is alive (signal 0). */
+/** Whether a pid is alive (signal 0; a zombie waiting for a reaper counts as dead). */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
   }
 }
 

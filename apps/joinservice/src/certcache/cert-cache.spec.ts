@@ -6,7 +6,7 @@ import { createNopLogger } from '@asterism/logger';
 import { WORKSPACE_ROOT } from '@asterism/testing';
 import { CertCache, CertCacheError, certCacheSignerFor, splitKdsChain, type CertCacheStore, type KdsChainSource } from './cert-cache.js';
 
-const testdata = resolve(WORKSPACE_ROOT, '..', 'shared', 'testdata');
+const testdata = resolve(WORKSPACE_ROOT, 'testdata');
 const ARK = readFileSync(resolve(testdata, 'amd/milan-ark.pem'), 'utf8');
 const ASK = readFileSync(resolve(testdata, 'amd/milan-ask.pem'), 'utf8');
 const CHAIN = readFileSync(resolve(testdata, 'snp/certchain.pem'), 'utf8');

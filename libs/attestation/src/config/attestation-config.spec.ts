@@ -148,7 +148,7 @@ describe('attestation config: defaults', () => {
   }
 
   it('SEV-SNP: latest placeholders and the ARK-Milan root from testdata', () => {
-    const arkPem = readFileSync(new URL('../../../../../shared/testdata/amd/milan-ark.pem', import.meta.url), 'utf8');
+    const arkPem = readFileSync(new URL('../../../../testdata/amd/milan-ark.pem', import.meta.url), 'utf8');
     for (const name of ['aws-sev-snp', 'gcp-sev-snp', 'azure-sev-snp'] as const) {
       const cfg = defaultAttestationConfig(name) as SevSnpConfig | AzureSevSnpConfig;
       for (const v of [cfg.bootloaderVersion, cfg.teeVersion, cfg.snpVersion, cfg.microcodeVersion]) assert.deepEqual(v, { value: 0, wantLatest: true });

@@ -1,0 +1,21 @@
+/** Small statistics for benchmarks: medians and percentiles over samples, ratios against a baseline. */
+
+/** The p-quantile (0..1) by linear interpolation; NaN for no samples. */
+export function quantile(samples: readonly number[], p: number): number {
+  if (samples.length === 0) return Number.NaN;
+  const s = [...samples].sort((a, b) => a - b);
+  const pos = (s.length - 1) * Math.min(1, Math.max(0, p));
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return s[lo]! + (s[hi]! - s[lo]!) * (pos - lo);
+}
+
+/** The median (p50). */
+export function median(samples: readonly number[]): number {
+  return quantile(samples, 0.5);
+}
+
+/** `candidate / baseline` of two medians, rounded to 3 digits (throughput: >1 is better). */
+export function ratio(candidate: number, baseline: number): number {
+  return Math.round((candidate / baseline) * 1000) / 1000;
+}
