@@ -1,0 +1,45 @@
+import { DeviceTransport, SocketTransport, TPM_ALG, TpmClient, type TpmTransport } from '@asterism/tpm';
+import { CLUSTER_ID_PCR } from '@asterism/nodelock';
+import type { MarkReader } from '../node-condition.js';
+
+/** Opens the transport named by `--tpm`: a device path, `unix:<path>` or `tcp:<host>:<port>`. */
+export async function openTransport(spec: string): Promise<TpmTransport> {
+  if (spec.startsWith('unix:')) return SocketTransport.connect({ path: spec.slice(5) });
+  const tcp = /^tcp:(.+):(\d+)$/.exec(spec);
+  if (tcp) return SocketTransport.connect({ host: tcp[1]!, port: Number(tcp[2]) });
+  return DeviceTransport.open(spec);
+}
+
+/**
+ * One TPM client for the whole process (swtpm serves one connection; the kernel resource manager
+ * does not care). Opened lazily, TPM2_Startup sent once (an already started TPM is fine).
+ */
+export class SharedTpm implements MarkReader {
+  #client: Promise<TpmClient> | undefined;
+
+  constructor(private readonly spec: string) {}
+
+  open = (): Promise<TpmClient> => {
+    this.#client ??= (async () => {
+      const client = new TpmClient(await openTransport(this.spec));
+      await client.startup('clear');
+      return client;
+    })().catch((err: unknown) => {
+      this.#client = undefined;
+      throw err;
+    });
+    return this.#client;
+  };
+
+  /** SHA-256 PCR 15. */
+  async readMark(): Promise<Buffer> {
+    const value = (await (await this.open()).pcrRead([CLUSTER_ID_PCR], TPM_ALG.SHA256)).get(CLUSTER_ID_PCR);
+    if (!value) throw new Error('the TPM has no SHA-256 PCR 15');
+    return Buffer.from(value);
+  }
+
+  async close(): Promise<void> {
+    const c = await this.#client?.catch(() => undefined);
+    await c?.transport.close();
+  }
+}
