@@ -1,1 +1,4 @@
-export {};
+/** Deployment tooling: app bundling for container images, chart CRDs and values schemas. */
+export { APPS, bundleApp, REPO_ROOT, type BundleResult } from './bundle.js';
+export { CRD_DIR, libCrds, readChartCrds, writeChartCrds } from './crds.js';
+export { committedSchemaText, schemaPath, schemaText, valuesSchemas, writeValuesSchemas } from './schemas.js';

@@ -1,0 +1,190 @@
+/**
+ * values.schema.json of the joinservice, keyservice and asterism-services charts, built from shared
+ * definitions. Every object has additionalProperties: false, so a misspelled value fails
+ * `helm template/install/lint`. `npx nx run deploy:gen-schemas` writes them; a unit test checks
+ * the committed files are current.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from './bundle.js';
+
+type Schema = Record<string, unknown>;
+const CHARTS = join(REPO_ROOT, 'deploy', 'charts');
+const obj = (properties: Record<string, Schema>, extra: Schema = {}): Schema => ({ type: 'object', additionalProperties: false, properties, ...extra });
+const str = (description: string, extra: Schema = {}): Schema => ({ type: 'string', description, ...extra });
+const int = (description: string, extra: Schema = {}): Schema => ({ type: 'integer', description, ...extra });
+const bool = (description: string): Schema => ({ type: 'boolean', description });
+const port = (description: string): Schema => int(description, { minimum: 1, maximum: 65535 });
+const strMap = (description: string): Schema => ({ type: 'object', description, additionalProperties: { type: 'string' } });
+const quantity = { type: ['string', 'number'] };
+
+const global = obj(
+  {
+    keyServicePort: port('gRPC port of the keyservice (Service key-service).'),
+    serviceBasePath: str('Mount path of the service configuration.', { pattern: '^/' }),
+    joinConfigCMName: str('ConfigMap with attestationConfig and measurementSalt.', { minLength: 1 }),
+    internalCMName: str('ConfigMap with cluster-internal settings.', { minLength: 1 }),
+  },
+  { description: 'Values shared by the Asterism charts.' },
+);
+
+const image = obj(
+  {
+    repository: str('Image repository (required).', { minLength: 1 }),
+    tag: str('Image tag; empty = the chart appVersion.'),
+    digest: str('Image digest; wins over the tag.', { pattern: '^(sha256:[a-f0-9]{64})?$' }),
+    pullPolicy: { enum: ['Always', 'IfNotPresent', 'Never'] },
+  },
+  { required: ['repository'] },
+);
+
+const resources = obj({
+  requests: obj({ cpu: quantity, memory: quantity, 'ephemeral-storage': quantity }),
+  limits: obj({ cpu: quantity, memory: quantity, 'ephemeral-storage': quantity }),
+});
+
+const toleration = obj({
+  key: { type: 'string' },
+  operator: { enum: ['Exists', 'Equal'] },
+  value: { type: 'string' },
+  effect: { enum: ['NoSchedule', 'PreferNoSchedule', 'NoExecute', ''] },
+  tolerationSeconds: { type: 'integer' },
+});
+
+const seccomp = obj({ type: { enum: ['RuntimeDefault', 'Localhost', 'Unconfined'] }, localhostProfile: { type: 'string' } });
+const podSecurityContext = obj({
+  runAsUser: { type: 'integer', minimum: 0 },
+  runAsGroup: { type: 'integer', minimum: 0 },
+  runAsNonRoot: { type: 'boolean' },
+  fsGroup: { type: 'integer', minimum: 0 },
+  supplementalGroups: { type: 'array', items: { type: 'integer' } },
+  seccompProfile: seccomp,
+});
+const securityContext = obj({
+  privileged: { type: 'boolean' },
+  allowPrivilegeEscalation: { type: 'boolean' },
+  readOnlyRootFilesystem: { type: 'boolean' },
+  runAsUser: { type: 'integer', minimum: 0 },
+  runAsGroup: { type: 'integer', minimum: 0 },
+  runAsNonRoot: { type: 'boolean' },
+  capabilities: obj({ add: { type: 'array', items: { type: 'string' } }, drop: { type: 'array', items: { type: 'string' } } }),
+  seccompProfile: seccomp,
+});
+const probe = obj({
+  initialDelaySeconds: { type: 'integer', minimum: 0 },
+  periodSeconds: { type: 'integer', minimum: 1 },
+  timeoutSeconds: { type: 'integer', minimum: 1 },
+  failureThreshold: { type: 'integer', minimum: 1 },
+});
+const updateStrategy = obj({
+  type: { enum: ['RollingUpdate', 'OnDelete'] },
+  rollingUpdate: obj({ maxUnavailable: { type: ['integer', 'string'] }, maxSurge: { type: ['integer', 'string'] } }),
+});
+
+const podCommon = {
+  imagePullSecrets: { type: 'array', items: obj({ name: { type: 'string' } }) },
+  podLabels: strMap('Extra pod labels.'),
+  podAnnotations: strMap('Extra pod annotations.'),
+  priorityClassName: { type: 'string' },
+  nodeSelector: strMap('Node selector of the DaemonSet.'),
+  tolerations: { type: 'array', items: toleration },
+  affinity: { type: 'object', description: 'Pod affinity (passed through).' },
+  resources,
+  podSecurityContext,
+  securityContext,
+  probes: obj({ liveness: probe, readiness: probe }),
+  updateStrategy,
+  serviceAccount: obj({ name: str('ServiceAccount name.', { minLength: 1 }) }),
+  logVerbosity: int('Log verbosity (-v).', { minimum: -10, maximum: 10 }),
+  extraArgs: { type: 'array', items: { type: 'string' }, description: 'Extra command-line flags.' },
+  metricsPort: port('Prometheus /metrics port.'),
+  prometheusAnnotations: bool('Add prometheus.io/* pod annotations.'),
+  enabled: bool('Used by the umbrella chart to turn the subchart off.'),
+  global,
+  image,
+};
+
+const joinservice = obj(
+  {
+    ...podCommon,
+    csp: { enum: ['AWS', 'Azure', 'GCP', 'OpenStack', 'QEMU'], description: 'Cloud provider (--cloud-provider).' },
+    attestationVariant: str('Attestation variant of joining nodes (required).', {
+      enum: ['qemu-vtpm', 'qemu-tdx', 'aws-nitro-tpm', 'aws-sev-snp', 'azure-sev-snp', 'azure-tdx', 'azure-trustedlaunch', 'gcp-sev-es', 'gcp-sev-snp', 'dummy'],
+    }),
+    metadataUrl: str('QEMU metadata API base URL (--metadata-url); empty = default.', { pattern: '^(https?://.+)?$' }),
+    joinServicePort: port('Container port of join.API.'),
+    joinServiceNodePort: int('NodePort of Service join-service.', { minimum: 30000, maximum: 32767 }),
+    keyServiceName: str('Service name of the keyservice.', { minLength: 1 }),
+    kubeadmConfigCMName: str('ConfigMap with the kubeadm ClusterConfiguration.', { minLength: 1 }),
+    kubernetesHostPath: str('Host folder with admin.conf and pki/.', { pattern: '^/' }),
+    sshStateHostPath: str('Host SSH state folder to mount; empty = none.', { pattern: '^(/.*)?$' }),
+    gcpCredentialsSecret: str('Secret with key.json for csp=GCP.'),
+    rbac: obj({ create: bool('Create Role/ClusterRole and bindings.') }),
+  },
+  { $schema: 'http://json-schema.org/draft-07/schema#', title: 'Asterism joinservice chart values', required: ['image', 'attestationVariant', 'csp'] },
+);
+
+const b64min32 = (d: string): Schema => str(d, { pattern: '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$' });
+const keyservice = obj(
+  {
+    ...podCommon,
+    masterSecret: b64min32('Master secret, base64 (>= 16 bytes); required when createSecret.'),
+    salt: b64min32('Salt, base64 (>= 32 bytes); required when createSecret.'),
+    createSecret: bool('Create the immutable Secret from masterSecret/salt (else it must exist).'),
+    masterSecretName: str('Secret with the master secret and salt.', { minLength: 1 }),
+    masterSecretKeyName: str('Key of the master secret in the Secret.', { minLength: 1 }),
+    saltKeyName: str('Key of the salt in the Secret.', { minLength: 1 }),
+    networkPolicy: obj({
+      enabled: bool('Create the NetworkPolicy of the keyservice.'),
+      joinServiceLabels: strMap('Labels of the pods allowed to call the keyservice (the joinservice).'),
+      clientLabels: strMap('Labels of other pods (same namespace) allowed to call the keyservice, e.g. a bootstrapper running as a pod.'),
+      bootstrapperCIDRs: { type: 'array', items: { type: 'string', pattern: '^[0-9a-fA-F.:]+/[0-9]{1,3}$' }, description: 'ipBlocks allowed to call the keyservice (the bootstrapper on control-plane hosts at init).' },
+      metricsFrom: { type: 'array', items: { type: 'object' }, description: 'NetworkPolicyPeers allowed to scrape metrics; empty = everyone.' },
+    }),
+  },
+  {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    title: 'Asterism keyservice chart values',
+    required: ['image'],
+    if: { properties: { createSecret: { const: true } } },
+    then: { required: ['masterSecret', 'salt'], properties: { masterSecret: { minLength: 24 }, salt: { minLength: 44 } } },
+  },
+);
+
+const umbrella = obj(
+  {
+    global,
+    joinservice: { type: 'object', description: 'Values of the joinservice subchart (see its values.schema.json).' },
+    keyservice: { type: 'object', description: 'Values of the keyservice subchart (see its values.schema.json).' },
+  },
+  { $schema: 'http://json-schema.org/draft-07/schema#', title: 'Asterism services umbrella chart values' },
+);
+
+/** Chart name -> schema. */
+export function valuesSchemas(): Map<string, Schema> {
+  return new Map([
+    ['joinservice', joinservice],
+    ['keyservice', keyservice],
+    ['asterism-services', umbrella],
+  ]);
+}
+
+/** The text written to `<chart>/values.schema.json`. */
+export function schemaText(schema: Schema): string {
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}
+
+export function schemaPath(chart: string): string {
+  return join(CHARTS, chart, 'values.schema.json');
+}
+
+export function writeValuesSchemas(): string[] {
+  return [...valuesSchemas()].map(([chart, schema]) => {
+    writeFileSync(schemaPath(chart), schemaText(schema));
+    return schemaPath(chart);
+  });
+}
+
+export function committedSchemaText(chart: string): string {
+  return readFileSync(schemaPath(chart), 'utf8');
+}
