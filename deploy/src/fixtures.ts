@@ -1,0 +1,21 @@
+/** Values sets shared by the chart tests (test data only; the secrets are random per run). */
+import { randomBytes } from 'node:crypto';
+
+export const JOIN_IMAGE = 'registry.example/asterism/joinservice';
+export const KEY_IMAGE = 'registry.example/asterism/keyservice';
+
+export function joinserviceValues(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { image: { repository: JOIN_IMAGE }, attestationVariant: 'qemu-vtpm', ...extra };
+}
+
+export function keyserviceValues(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { image: { repository: KEY_IMAGE }, masterSecret: randomBytes(32).toString('base64'), salt: randomBytes(32).toString('base64'), ...extra };
+}
+
+export function umbrellaValues(extra: { joinservice?: Record<string, unknown>; keyservice?: Record<string, unknown>; global?: Record<string, unknown> } = {}): Record<string, unknown> {
+  return {
+    ...(extra.global ? { global: extra.global } : {}),
+    joinservice: joinserviceValues(extra.joinservice),
+    keyservice: keyserviceValues(extra.keyservice),
+  };
+}
