@@ -1,0 +1,55 @@
+import * as grpc from '@grpc/grpc-js';
+import { AsterismError } from '@asterism/errors';
+
+/**
+ * Reason codes of aTLS failures. Certificate problems ("crypto says no") and attestation
+ * problems ("policy says no", carried in `cause` as an AttestationError) are distinct codes.
+ */
+export type AtlsErrorCode =
+  | 'NO_CERTIFICATE'
+  | 'CERT_MALFORMED'
+  | 'CERT_EXPIRED'
+  | 'CERT_NOT_YET_VALID'
+  | 'CERT_SIGNATURE_INVALID'
+  | 'CERT_UNHANDLED_CRITICAL_EXTENSION'
+  | 'CERT_EKU_INCOMPATIBLE'
+  | 'NO_COMPATIBLE_DOCUMENT'
+  | 'ATTESTATION_INVALID'
+  | 'USER_DATA_MISMATCH'
+  | 'VALIDATION_TIMEOUT'
+  | 'ISSUER_FAILED'
+  | 'SNI_INVALID'
+  | 'ALPN_MISMATCH'
+  | 'HANDSHAKE_FAILED'
+  | 'NO_CLIENT_EVIDENCE'
+  | 'EKM_REQUIRES_TLS13'
+  | 'PEER_UNKNOWN'
+  | 'CONNECTION_LIMIT'
+  | 'DIAL_FAILED';
+
+/** An aTLS handshake or verification failure with a stable reason code. */
+export class AtlsError extends AsterismError<AtlsErrorCode> {
+  /** `[CODE] message`: the form that reaches gRPC status details, so peers see the reason code. */
+  get reason(): string {
+    return `[${this.code}] ${this.message}`;
+  }
+
+  /** grpc-js renders connector failures with `${err}`; keep the code in that text. */
+  override toString(): string {
+    return `${this.name}: ${this.reason}`;
+  }
+}
+
+/** Normalises any failure into an AtlsError, keeping AtlsErrors as they are. */
+export function toAtlsError(err: unknown, fallback: AtlsErrorCode, context: string): AtlsError {
+  if (err instanceof AtlsError) return err;
+  const msg = err instanceof Error ? err.message : String(err);
+  return new AtlsError(fallback, `${context}: ${msg}`, { cause: err });
+}
+
+/** The gRPC status a server answers a call with when the peer's attestation fails. */
+export function atlsStatus(err: AtlsError): grpc.StatusObject {
+  const metadata = new grpc.Metadata();
+  metadata.set('x-atls-reason', err.code);
+  return { code: grpc.status.UNAUTHENTICATED, details: `atls: ${err.reason}`, metadata };
+}

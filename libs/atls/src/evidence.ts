@@ -1,0 +1,68 @@
+import type { TLSSocket } from 'node:tls';
+import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
+import { Extension } from '@peculiar/asn1-x509';
+import type { Issuer, Validator } from '@asterism/attestation';
+import { AtlsError, toAtlsError } from './errors.js';
+import { checkUserData, validateWithTimeout, type AtlsPeerVerdict } from './verify.js';
+
+/**
+ * Binary metadata key carrying a Node client's attestation evidence (docs/adr/0004). gRPC
+ * base64-encodes `-bin` values on the wire.
+ */
+export const ATLS_EVIDENCE_METADATA_KEY = 'x-atls-attestation-bin';
+/** RFC 5705/8446 exporter label for the client-attestation channel binding. */
+export const ATLS_EXPORTER_LABEL = 'EXPORTER-asterism-atls-client-attestation';
+/** Length of the exported keying material (the document's nonce and user data). */
+export const ATLS_EXPORTER_LENGTH = 32;
+
+/**
+ * The TLS 1.3 exporter value of a connection. It depends on both handshake randoms and the ECDHE
+ * secret, so evidence bound to it cannot be replayed on another connection. TLS 1.2 is refused:
+ * without extended master secret its exporter is not a safe channel binding.
+ */
+export function exportedKeyingMaterial(socket: TLSSocket): Buffer {
+  const version = socket.getProtocol();
+  if (version !== 'TLSv1.3') throw new AtlsError('EKM_REQUIRES_TLS13', `client attestation over exported keying material needs TLS 1.3, connection uses ${version ?? 'no TLS'}`);
+  return socket.exportKeyingMaterial(ATLS_EXPORTER_LENGTH, ATLS_EXPORTER_LABEL, Buffer.alloc(0));
+}
+
+/**
+ * Issues the client's evidence for a connection: a document over (nonce = E, userData = E) with E
+ * the exporter value, wrapped as a DER X.509 `Extension` {variant OID, document} so the server
+ * finds the matching validator exactly as it would in a certificate.
+ */
+export async function issueExporterEvidence(issuer: Issuer, socket: TLSSocket, signal?: AbortSignal): Promise<Buffer> {
+  const ekm = exportedKeyingMaterial(socket);
+  let doc: Uint8Array;
+  try {
+    doc = await issuer.issue(ekm, ekm, signal);
+  } catch (err) {
+    throw toAtlsError(err, 'ISSUER_FAILED', 'issuing client attestation document');
+  }
+  return Buffer.from(AsnConvert.serialize(new Extension({ extnID: issuer.variant.oid, critical: false, extnValue: new OctetString(doc) })));
+}
+
+/** Server side of the exporter binding: decode, pick the validator by OID, validate over E, compare user data. */
+export async function verifyExporterEvidence(
+  evidence: Uint8Array,
+  socket: TLSSocket,
+  validators: readonly Validator[],
+  options: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<AtlsPeerVerdict> {
+  const ekm = exportedKeyingMaterial(socket);
+  let ext: Extension;
+  try {
+    ext = AsnConvert.parse(evidence, Extension);
+  } catch (err) {
+    throw new AtlsError('CERT_MALFORMED', `decoding ${ATLS_EVIDENCE_METADATA_KEY}: ${(err as Error).message}`, { cause: err });
+  }
+  const validator = validators.find((v) => v.variant.oid === ext.extnID);
+  if (!validator) {
+    throw new AtlsError('NO_COMPATIBLE_DOCUMENT', `client evidence does not contain compatible attestation documents: got OID ${JSON.stringify(ext.extnID)}`, {
+      details: { extensionOids: [ext.extnID], acceptedOids: validators.map((v) => v.variant.oid) },
+    });
+  }
+  const userData = await validateWithTimeout(validator, Buffer.from(ext.extnValue.buffer), ekm, options);
+  checkUserData(userData, ekm, 'client evidence is not bound to this TLS connection');
+  return { variant: validator.variant };
+}

@@ -1,0 +1,218 @@
+import type { TLSSocket } from 'node:tls';
+import * as tls from 'node:tls';
+import * as grpc from '@grpc/grpc-js';
+import { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Issuer, type Validator, type Variant } from '@asterism/attestation';
+import { generateNonce } from '@asterism/crypto';
+import { createAtlsCertificate, createNonceCaCertificate, generateAtlsKey } from './certificate.js';
+import { AtlsError, atlsStatus, toAtlsError } from './errors.js';
+import { ATLS_EVIDENCE_METADATA_KEY, verifyExporterEvidence } from './evidence.js';
+import { verifyAtlsCertificate } from './verify.js';
+
+/** Options of {@link atlsServerCredentials}. */
+export interface AtlsServerOptions {
+  /** Attests this server: the certificate carries a document over the client's SNI nonce. */
+  issuer?: Issuer;
+  /**
+   * When non-empty, every client must be attested by one of these, either reference-style (client
+   * certificate over the CA-list nonce) or Node-style (exporter-bound evidence in metadata).
+   */
+  clientValidators?: readonly Validator[];
+  /** Per-`validate` timeout; default 30 s like the reference. */
+  validationTimeoutMs?: number;
+  /** TLS connections tracked at once (handshaking or open); further ones are refused. Default 1024. */
+  maxConnections?: number;
+  /** Concurrent certificate issuances (attestation can be slow); further handshakes are refused. Default 64. */
+  maxPendingHandshakes?: number;
+  /** TLS handshake deadline. Default 10 s. */
+  handshakeTimeoutMs?: number;
+  /** Client-attested mode: a connection not verified within this time is closed. Default 60 s. */
+  unverifiedConnectionTimeoutMs?: number;
+  /** Receives rejected peers and refused handshakes (never secrets). */
+  logger?: AttestationLogger;
+}
+
+/** How a call's peer was verified. */
+export interface AtlsPeerInfo {
+  /** `certificate`: reference client, CA-list nonce; `exporter`: Node client, EKM evidence; `none`: no client attestation configured. */
+  readonly via: 'certificate' | 'exporter' | 'none';
+  readonly variant?: Variant;
+}
+
+interface Connection {
+  readonly socket: TLSSocket;
+  readonly serverNonce?: Buffer;
+  certVerdict?: Promise<AtlsPeerInfo>;
+  exporterVerdict?: Promise<AtlsPeerInfo>;
+  verified?: AtlsPeerInfo;
+  unverifiedTimer?: NodeJS.Timeout;
+}
+
+/**
+ * grpc-js server credentials speaking the reference's aTLS (SPEC.md §4.3) plus exporter-bound client
+ * evidence (docs/adr/0004). Per connection: the SNICallback decodes the client nonce, builds a fresh
+ * key and certificate, and (client-attested mode) a one-entry CA list carrying the server nonce.
+ * The credentials install their own interceptor, which holds every call until the peer is
+ * verified and otherwise answers UNAUTHENTICATED with `[REASON] message`.
+ */
+export class AtlsServerCredentials extends grpc.ServerCredentials {
+  readonly #opts: AtlsServerOptions;
+  readonly #validators: readonly Validator[];
+  readonly #logger: AttestationLogger;
+  /** Keyed like `call.getPeer()`: remoteAddress:remotePort. */
+  readonly #connections = new Map<string, Connection>();
+  #pending = 0;
+
+  constructor(options: AtlsServerOptions = {}) {
+    const validators = options.clientValidators ?? [];
+    // The SNICallback needs the instance, which does not exist until super() returns.
+    const ref: { creds?: AtlsServerCredentials } = {};
+    super(
+      {
+        // Node calls SNICallback with the server-side TLSSocket as `this` and holds the handshake until cb.
+        SNICallback(this: TLSSocket, servername: string, cb: (err: Error | null, ctx?: tls.SecureContext) => void) {
+          ref.creds!.#onSni(this, servername).then(
+            (ctx) => cb(null, ctx),
+            (err: unknown) => cb(err as Error),
+          );
+        },
+        requestCert: validators.length > 0,
+        // Self-signed client certificates never chain; attestation decides instead.
+        rejectUnauthorized: false,
+        minVersion: 'TLSv1.2',
+        handshakeTimeout: options.handshakeTimeoutMs ?? 10_000,
+      } as never,
+      // Default context without a certificate: clients that send no SNI fail the handshake.
+      {},
+    );
+    ref.creds = this;
+    this.#opts = options;
+    this.#validators = validators;
+    this.#logger = options.logger ?? NOP_ATTESTATION_LOGGER;
+  }
+
+  /** Number of tracked connections (for tests and metrics). */
+  get connectionCount(): number {
+    return this.#connections.size;
+  }
+
+  /** The verified peer of a call on a server bound with these credentials. */
+  peerOf(call: { getPeer(): string }): AtlsPeerInfo | undefined {
+    return this.#connections.get(call.getPeer())?.verified;
+  }
+
+  _equals(other: grpc.ServerCredentials): boolean {
+    return other === this;
+  }
+
+  /** grpc-js applies these to every call on ports bound with these credentials. */
+  override _getInterceptors(): grpc.ServerInterceptor[] {
+    return this.#validators.length > 0 ? [(_method, call) => this.#gate(call)] : [];
+  }
+
+  async #onSni(socket: TLSSocket, servername: string): Promise<tls.SecureContext> {
+    const peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    const maxConnections = this.#opts.maxConnections ?? 1024;
+    const maxPending = this.#opts.maxPendingHandshakes ?? 64;
+    if (this.#connections.size >= maxConnections || this.#pending >= maxPending) {
+      throw this.#refuse(new AtlsError('CONNECTION_LIMIT', `refusing ${peer}: ${this.#connections.size} connections, ${this.#pending} handshakes pending`));
+    }
+    if (this.#connections.has(peer)) throw this.#refuse(new AtlsError('HANDSHAKE_FAILED', `refusing ${peer}: peer address already tracked`));
+    const nonce = Buffer.from(servername, 'base64');
+    if (nonce.length === 0 || nonce.toString('base64') !== servername) {
+      throw this.#refuse(new AtlsError('SNI_INVALID', `server name ${JSON.stringify(servername.slice(0, 64))} is not a base64 nonce`));
+    }
+    const conn: Connection = { socket, serverNonce: this.#validators.length > 0 ? generateNonce() : undefined };
+    this.#connections.set(peer, conn);
+    socket.once('close', () => {
+      clearTimeout(conn.unverifiedTimer);
+      if (this.#connections.get(peer) === conn) this.#connections.delete(peer);
+    });
+    if (conn.serverNonce) socket.once('secure', () => this.#onSecure(peer, conn));
+    this.#pending++;
+    try {
+      const key = generateAtlsKey();
+      const cert = await createAtlsCertificate({ nonce, issuer: this.#opts.issuer, key });
+      return tls.createSecureContext({
+        key: key.privateKeyPem,
+        cert: cert.pem,
+        ...(conn.serverNonce ? { ca: createNonceCaCertificate(conn.serverNonce, key) } : {}),
+      });
+    } catch (err) {
+      throw this.#refuse(toAtlsError(err, 'HANDSHAKE_FAILED', `building aTLS certificate for ${peer}`));
+    } finally {
+      this.#pending--;
+    }
+  }
+
+  // Client-attested mode, handshake done: verify a presented certificate right away (as the
+  // reference does inside the handshake) and bound the time until the peer proves itself.
+  #onSecure(peer: string, conn: Connection): void {
+    const timeout = this.#opts.unverifiedConnectionTimeoutMs ?? 60_000;
+    conn.unverifiedTimer = setTimeout(() => {
+      if (!conn.verified) {
+        this.#logger.warn('closing unverified aTLS connection', { peer, timeoutMs: timeout });
+        conn.socket.destroy();
+      }
+    }, timeout);
+    conn.unverifiedTimer.unref();
+    const der = conn.socket.getPeerCertificate()?.raw;
+    if (der && der.length > 0) {
+      conn.certVerdict = verifyAtlsCertificate(der, this.#validators, conn.serverNonce!, { timeoutMs: this.#opts.validationTimeoutMs }).then(
+        (v) => ({ via: 'certificate' as const, variant: v.variant }),
+      );
+      conn.certVerdict.catch(() => undefined);
+    }
+  }
+
+  async #authorize(peer: string, metadata: grpc.Metadata): Promise<AtlsPeerInfo> {
+    const conn = this.#connections.get(peer);
+    if (!conn) throw new AtlsError('PEER_UNKNOWN', `no aTLS connection state for ${peer}`);
+    if (conn.verified) return conn.verified;
+    let verdict = conn.certVerdict ?? conn.exporterVerdict;
+    if (!verdict) {
+      const evidence = metadata.get(ATLS_EVIDENCE_METADATA_KEY)[0];
+      if (!Buffer.isBuffer(evidence)) {
+        throw new AtlsError('NO_CLIENT_EVIDENCE', 'client attestation required: no client certificate and no exporter-bound evidence');
+      }
+      verdict = conn.exporterVerdict = verifyExporterEvidence(evidence, conn.socket, this.#validators, { timeoutMs: this.#opts.validationTimeoutMs }).then(
+        (v) => ({ via: 'exporter' as const, variant: v.variant }),
+      );
+    }
+    const info = await verdict;
+    conn.verified = info;
+    clearTimeout(conn.unverifiedTimer);
+    return info;
+  }
+
+  #gate(call: grpc.ServerInterceptingCallInterface): grpc.ServerInterceptingCall {
+    return new grpc.ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, mdNext) => {
+            const peer = call.getPeer();
+            this.#authorize(peer, metadata).then(
+              () => {
+                metadata.remove(ATLS_EVIDENCE_METADATA_KEY);
+                mdNext(metadata);
+              },
+              (err: unknown) => {
+                const e = toAtlsError(err, 'ATTESTATION_INVALID', 'verifying client');
+                this.#logger.warn('rejected aTLS peer', { peer, code: e.code, reason: e.message });
+                call.sendStatus(atlsStatus(e));
+              },
+            );
+          },
+        }),
+    });
+  }
+
+  #refuse(err: AtlsError): AtlsError {
+    this.#logger.warn('refused aTLS handshake', { code: err.code, reason: err.message });
+    return err;
+  }
+}
+
+/** Server credentials for aTLS; see {@link AtlsServerCredentials}. */
+export function atlsServerCredentials(options: AtlsServerOptions = {}): AtlsServerCredentials {
+  return new AtlsServerCredentials(options);
+}
