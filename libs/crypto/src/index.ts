@@ -14,3 +14,19 @@ export {
   type StorageConfig,
 } from './kms-uri.js';
 export { generateNonce, randomBytes, randomSerialNumber } from './random.js';
+export {
+  authorizedKeyLine,
+  parseAuthorizedKeyLine,
+  parseOpenSshPrivateKey,
+  parseSshCertificate,
+  parseSshPublicKey,
+  signHostCertificate,
+  sshCaFromSeed,
+  SshError,
+  sshString,
+  SSH_CERT_TYPE_HOST,
+  type HostCertificateOptions,
+  type SshCertificate,
+  type SshPublicKey,
+  type SshSigner,
+} from './ssh.js';
