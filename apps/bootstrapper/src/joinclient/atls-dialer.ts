@@ -1,0 +1,50 @@
+import * as grpc from '@grpc/grpc-js';
+import type { Issuer } from '@asterism/attestation';
+import { atlsChannelCredentials } from '@asterism/atls';
+import { join } from '@asterism/proto';
+import type { JoinServiceDialer } from './ports.js';
+
+/** Metadata key carrying the join id (the joinservice logs it on every line of this join). */
+export const JOIN_ID_METADATA = 'x-join-id';
+
+/**
+ * join.API over aTLS as a joining node uses it (SPEC.md §8.4): the node attests itself with its
+ * issuer (exporter-bound evidence, docs/adr/0004) and does not verify the joinservice. One channel
+ * per call: every attempt is a fresh connection with a fresh nonce.
+ */
+export class AtlsJoinServiceDialer implements JoinServiceDialer {
+  readonly #credentials: grpc.ChannelCredentials;
+
+  constructor(issuer: Issuer) {
+    this.#credentials = atlsChannelCredentials({ issuer });
+  }
+
+  issueJoinTicket(endpoint: string, req: join.IssueJoinTicketRequest, options: { joinId: string; signal?: AbortSignal }): Promise<join.IssueJoinTicketResponse> {
+    return this.call(endpoint, options, (client, md, cb) => client.issueJoinTicket(req, md, cb));
+  }
+
+  issueRejoinTicket(endpoint: string, req: join.IssueRejoinTicketRequest, options: { joinId: string; signal?: AbortSignal }): Promise<join.IssueRejoinTicketResponse> {
+    return this.call(endpoint, options, (client, md, cb) => client.issueRejoinTicket(req, md, cb));
+  }
+
+  private call<Res>(
+    endpoint: string,
+    options: { joinId: string; signal?: AbortSignal },
+    invoke: (client: join.APIClient, md: grpc.Metadata, cb: (err: grpc.ServiceError | null, res?: Res) => void) => grpc.ClientUnaryCall,
+  ): Promise<Res> {
+    const client = new join.APIClient(endpoint, this.#credentials);
+    return new Promise<Res>((resolve, reject) => {
+      const md = new grpc.Metadata();
+      md.set(JOIN_ID_METADATA, options.joinId);
+      const call = invoke(client, md, (err, res) => {
+        options.signal?.removeEventListener('abort', onAbort);
+        client.close();
+        if (err) reject(err);
+        else resolve(res!);
+      });
+      const onAbort = () => call.cancel();
+      if (options.signal?.aborted) call.cancel();
+      else options.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}
