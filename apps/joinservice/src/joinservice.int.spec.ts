@@ -1,0 +1,216 @@
+/**
+ * The joinservice process end to end against REAL components: kube-apiserver + etcd +
+ * controller-manager (tools/k8s-testenv), a keyservice process, aTLS with client attestation
+ * (dummy variant here; qemu-vtpm on swtpm in attestation-reload.int.spec.ts), openssl-made CSRs
+ * and ssh-keygen host keys.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash, X509Certificate } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import * as k8s from '@kubernetes/client-node';
+import { DummyIssuer } from '@asterism/attestation';
+import { atlsChannelCredentials } from '@asterism/atls';
+import { deriveClusterId, parseAuthorizedKeyLine, parseSshCertificate } from '@asterism/crypto';
+import { UPDATE_GROUP, UPDATE_VERSION } from '@asterism/k8s';
+import { setUpClusterObjects } from '@asterism/k8s-controlplane';
+import { startTestControlPlane, testenvUnavailable, type TestControlPlane } from '@asterism/k8s-testenv';
+import { join as joinApi } from '@asterism/proto';
+import { startTsProcess, type ServiceProcess } from '@asterism/testing';
+
+const skip = testenvUnavailable();
+const DISK_UUID = '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';
+const MASTER = Buffer.alloc(32, 0x11);
+const SALT = Buffer.alloc(32, 0x22);
+const MEASUREMENT_SALT = Buffer.alloc(32, 0x33);
+
+export interface Harness {
+  cp: TestControlPlane;
+  dir: string;
+  keyservice: ServiceProcess;
+  keyserviceMetrics: number;
+  joinservice: ServiceProcess;
+  endpoint: string;
+  configDir: string;
+  stop(): Promise<void>;
+}
+
+/** Starts control plane, cluster objects, keyservice and joinservice (variant + attestation config given). */
+export async function startHarness(variant: string, attestationConfig: string): Promise<Harness> {
+  const cp = await startTestControlPlane();
+  const admin = new k8s.KubeConfig();
+  admin.loadFromString(cp.adminKubeconfig);
+  await setUpClusterObjects(admin, { components: [{ url: 'https://example.invalid/kubelet', hash: 'sha256:aa', installPath: '/run/state/bin/kubelet', extract: false }], kubernetesVersion: 'v1.34.4' });
+  const dir = mkdtempSync(join(tmpdir(), 'joinservice-int-'));
+  writeFileSync(join(dir, 'mastersecret'), MASTER);
+  writeFileSync(join(dir, 'salt'), SALT);
+  const keyservice = startTsProcess('apps/keyservice/src/main.ts', ['--host=127.0.0.1', '--port=0', '--metrics-port=0', `--master-secret=${join(dir, 'mastersecret')}`, `--salt=${join(dir, 'salt')}`, '-v=-1']);
+  const ks = await keyservice.waitForLog((l) => l.msg === 'keyservice serving');
+  const configDir = join(dir, 'config');
+  mkdirSync(configDir);
+  writeFileSync(join(configDir, 'attestationConfig'), attestationConfig);
+  writeFileSync(join(configDir, 'measurementSalt'), MEASUREMENT_SALT);
+  const kubeadmConfig = join(dir, 'ClusterConfiguration');
+  writeFileSync(kubeadmConfig, 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer:\n  certSANs: ["203.0.113.9", "cluster.example"]\n');
+  const kubernetesDir = join(cp.adminKubeconfigPath, '..');
+  const joinservice = startTsProcess('apps/joinservice/src/main.ts', [
+    '--cloud-provider=qemu',
+    `--attestation-variant=${variant}`,
+    `--key-service-endpoint=127.0.0.1:${ks.port as number}`,
+    '--host=127.0.0.1',
+    '--port=0',
+    '--metrics-port=0',
+    `--config-dir=${configDir}`,
+    `--kubeadm-config=${kubeadmConfig}`,
+    `--kubernetes-dir=${kubernetesDir}`,
+    `--kubeconfig=${cp.adminKubeconfigPath}`,
+    `--api-server-endpoint=${cp.host}:${cp.port}`,
+    '--rate-limit=1000',
+    '--rate-burst=1000',
+  ]);
+  const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
+  return {
+    cp,
+    dir,
+    keyservice,
+    keyserviceMetrics: ks.metricsPort as number,
+    joinservice,
+    endpoint: `127.0.0.1:${js.port as number}`,
+    configDir,
+    async stop() {
+      await joinservice.stop();
+      await keyservice.stop();
+      await cp.stop();
+    },
+  };
+}
+
+/** GetDataKey calls the keyservice has answered so far (its own Prometheus counter). */
+export async function keyserviceCalls(metricsPort: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  return [...text.matchAll(/^keyservice_grpc_server_handled_total\{[^}]*GetDataKey[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+}
+
+/** A join request made with independent tools: openssl CSR, ssh-keygen host key. */
+export function joinRequest(dir: string, node: string, opts: { controlPlane?: boolean; subject?: string } = {}): joinApi.IssueJoinTicketRequest {
+  const key = join(dir, `${node}.key`);
+  execFileSync('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', key]);
+  execFileSync('openssl', ['req', '-new', '-key', key, '-subj', opts.subject ?? `/O=system:nodes/CN=system:node:${node}`, '-addext', 'subjectAltName=IP:10.9.0.7', '-outform', 'DER', '-out', `${key}.csr`]);
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', '', '-f', `${key}.ssh`]);
+  return {
+    diskUuid: DISK_UUID,
+    certificateRequest: readFileSync(`${key}.csr`),
+    isControlPlane: opts.controlPlane ?? false,
+    hostPublicKey: parseAuthorizedKeyLine(readFileSync(`${key}.ssh.pub`, 'utf8')),
+    hostCertificatePrincipals: ['10.9.0.7', node],
+  };
+}
+
+export function call<Res>(fn: (cb: (err: grpc.ServiceError | null, res?: Res) => void) => void): Promise<{ err: grpc.ServiceError | null; res?: Res }> {
+  return new Promise((resolve) => fn((err, res) => resolve({ err, ...(res ? { res } : {}) })));
+}
+
+describe('joinservice process against a real control plane and keyservice', { skip }, () => {
+  let h: Harness;
+  let client: joinApi.APIClient;
+  before(async () => {
+    h = await startHarness('dummy', '{"measurements":{}}');
+    client = new joinApi.APIClient(h.endpoint, atlsChannelCredentials({ issuer: new DummyIssuer() }));
+  });
+  after(async () => {
+    client?.close();
+    await h?.stop();
+  });
+
+  it('issues a worker ticket whose credentials work against the real API server', async () => {
+    const { err, res } = await call<joinApi.IssueJoinTicketResponse>((cb) => client.issueJoinTicket(joinRequest(h.dir, 'worker-1'), cb));
+    assert.equal(err, null, err?.details);
+    const t = res!;
+    // Keys: the keyservice's HKDF over the master secret (SPEC.md §2).
+    assert.equal(t.stateDiskKey.length, 32);
+    assert.deepEqual(t.measurementSalt, MEASUREMENT_SALT);
+    assert.equal(deriveClusterId(t.measurementSecret, t.measurementSalt).length, 32);
+    // The bootstrap token authenticates as a bootstrap token.
+    const review = await h.cp.kubeconfigFor({ token: t.token }).makeApiClient(k8s.AuthenticationV1Api).createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
+    assert.equal(review.status?.userInfo?.username, `system:bootstrap:${t.token.split('.')[0]}`);
+    // The discovery hash pins the cluster CA.
+    const ca = new X509Certificate(h.cp.pki.ca.certPem);
+    assert.equal(t.discoveryTokenCaCertHash, `sha256:${createHash('sha256').update(ca.publicKey.export({ type: 'spki', format: 'der' })).digest('hex')}`);
+    assert.equal(t.apiServerEndpoint, `${h.cp.host}:${h.cp.port}`);
+    // The kubelet certificate: signed by the CA, node identity, usages, one year.
+    const kubelet = new X509Certificate(t.kubeletCert);
+    assert.ok(kubelet.verify(ca.publicKey));
+    assert.match(kubelet.subject, /O=system:nodes/);
+    assert.match(kubelet.subject, /CN=system:node:worker-1/);
+    assert.equal(kubelet.subjectAltName, 'IP Address:10.9.0.7');
+    assert.ok(Math.abs(new Date(kubelet.validTo).getTime() - Date.now() - 365 * 24 * 3600_000) < 60_000);
+    // SSH: the host certificate verifies and carries the requested principals plus the certSANs.
+    const sshCert = parseSshCertificate(parseAuthorizedKeyLine(t.hostCertificate.toString()));
+    assert.ok(sshCert.signatureValid);
+    assert.deepEqual(sshCert.principals, ['10.9.0.7', 'worker-1', '203.0.113.9', 'cluster.example']);
+    assert.equal(t.controlPlaneFiles.length, 0);
+    assert.equal(t.kubernetesComponents[0]?.installPath, '/run/state/bin/kubelet');
+    // The JoiningNode custom resource.
+    const jn = (await h.cp.admin.custom.getClusterCustomObject({ group: UPDATE_GROUP, version: UPDATE_VERSION, plural: 'joiningnodes', name: 'worker-1' })) as { spec: Record<string, unknown> };
+    assert.equal(jn.spec.name, 'worker-1');
+    assert.equal(jn.spec.iscontrolplane, false);
+    assert.match(String(jn.spec.componentsreference), /^k8s-components-sha256-/);
+  });
+
+  it('rejoin tickets derive the same disk key', async () => {
+    const first = await call<joinApi.IssueJoinTicketResponse>((cb) => client.issueJoinTicket(joinRequest(h.dir, 'worker-2'), cb));
+    const rejoin = await call<joinApi.IssueRejoinTicketResponse>((cb) => client.issueRejoinTicket({ diskUuid: DISK_UUID }, cb));
+    assert.equal(rejoin.err, null);
+    assert.deepEqual(rejoin.res!.stateDiskKey, first.res!.stateDiskKey);
+    assert.deepEqual(rejoin.res!.measurementSecret, first.res!.measurementSecret);
+  });
+
+  it('control-plane tickets carry the PKI files; a second concurrent control-plane join is refused', async () => {
+    const a = await call<joinApi.IssueJoinTicketResponse>((cb) => client.issueJoinTicket(joinRequest(h.dir, 'control-plane-1', { controlPlane: true }), cb));
+    assert.equal(a.err, null, a.err?.details);
+    assert.deepEqual(a.res!.controlPlaneFiles.map((f) => f.name).sort(), ['ca.crt', 'ca.key', 'etcd/ca.crt', 'etcd/ca.key', 'front-proxy-ca.crt', 'front-proxy-ca.key', 'sa.key', 'sa.pub']);
+    const b = await call<joinApi.IssueJoinTicketResponse>((cb) => client.issueJoinTicket(joinRequest(h.dir, 'control-plane-2', { controlPlane: true }), cb));
+    assert.equal(b.err?.code, grpc.status.ABORTED);
+    assert.match(b.err!.details, /another node is already joining/);
+  });
+
+  it('malformed requests and unattested peers never reach the keyservice', async () => {
+    const before = await keyserviceCalls(h.keyserviceMetrics);
+    const bad: Array<[string, joinApi.IssueJoinTicketRequest]> = [
+      ['empty disk uuid', { ...joinRequest(h.dir, 'bad-1'), diskUuid: '' }],
+      ['wrong CSR organization', joinRequest(h.dir, 'bad-2', { subject: '/O=system:masters/CN=system:node:bad-2' })],
+      ['garbage host key', { ...joinRequest(h.dir, 'bad-3'), hostPublicKey: Buffer.from('nope') }],
+    ];
+    for (const [what, req] of bad) {
+      const { err } = await call((cb) => client.issueJoinTicket(req, cb));
+      assert.equal(err?.code, grpc.status.INVALID_ARGUMENT, what);
+    }
+    // No client attestation at all: the aTLS gate refuses before any handler runs.
+    const unattested = new joinApi.APIClient(h.endpoint, atlsChannelCredentials({}));
+    try {
+      const { err } = await call((cb) => unattested.issueJoinTicket(joinRequest(h.dir, 'bad-4'), cb));
+      assert.ok(err && [grpc.status.UNAUTHENTICATED, grpc.status.UNAVAILABLE, grpc.status.PERMISSION_DENIED].includes(err.code), `got ${err?.code} ${err?.details}`);
+    } finally {
+      unattested.close();
+    }
+    assert.equal(await keyserviceCalls(h.keyserviceMetrics), before, 'no GetDataKey call was made');
+  });
+
+  it('logs every line of one join with its join id and never logs key material', async () => {
+    const md = new grpc.Metadata();
+    md.set('x-join-id', 'join-abc-123');
+    const { err, res } = await call<joinApi.IssueJoinTicketResponse>((cb) => client.issueJoinTicket(joinRequest(h.dir, 'worker-3'), md, cb));
+    assert.equal(err, null);
+    const lines = h.joinservice.jsonLogs().filter((l) => l.joinId === 'join-abc-123');
+    assert.ok(lines.some((l) => l.msg === 'issuing join ticket') && lines.some((l) => l.msg === 'join ticket issued'));
+    const all = [...h.joinservice.stderrLines, ...h.keyservice.stderrLines].join('\n');
+    for (const secret of [res!.stateDiskKey, res!.measurementSecret]) {
+      for (const enc of [secret.toString('hex'), secret.toString('base64')]) assert.ok(!all.includes(enc), 'key material in logs');
+    }
+    assert.ok(!all.includes(res!.token.split('.')[1]!), 'token secret in logs');
+  });
+});

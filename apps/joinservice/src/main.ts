@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+/**
+ * joinservice entry point (SPEC.md §9.1): flags -> Kubernetes clients -> cert cache (SNP) ->
+ * hot-reloading validator -> API server endpoint -> keyservice client -> measurement salt ->
+ * join.API over aTLS (clients must attest) + health + metrics -> SIGTERM.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { validatorFromConfigJson } from '@asterism/attestation';
+import { atlsServerCredentials } from '@asterism/atls';
+import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, type KubeClients } from '@asterism/k8s';
+import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
+import { QemuMetadataClient, QEMU_METADATA_BASE_URL } from '@asterism/metadata';
+import { handleShutdownSignals } from '@asterism/service-runtime';
+import { ConfigWatcher } from './attestation/config-watcher.js';
+import { UpdatableValidator } from './attestation/updatable-validator.js';
+import { CertCache, certCacheSignerFor } from './certcache/cert-cache.js';
+import { HttpKdsChainSource } from './certcache/kds-client.js';
+import { FlagError, parseFlags, USAGE, type JoinServiceConfig } from './flags.js';
+import { KeyServiceClient } from './keyservice-client.js';
+import { ClusterComponents, KubeadmJoinTokens } from './kubernetes/cluster-sources.js';
+import { ClusterConfigurationSans, ControlPlaneFilesReader } from './kubernetes/kubeadm-files.js';
+import { KubeletCa } from './kubernetes/kubelet-ca.js';
+import { startJoinService } from './service.js';
+import { EmergencySshCa } from './ssh/emergency-ssh-ca.js';
+
+/** A startup step failed: logged, exit 1 (the reference's behaviour for every step). */
+class StartupError extends Error {}
+
+async function step<T>(logger: Logger, what: string, fn: () => Promise<T> | T): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    logger.error(`${what} failed`, { err });
+    throw new StartupError(what);
+  }
+}
+
+async function apiServerEndpoint(config: JoinServiceConfig): Promise<string> {
+  if (config.apiServerEndpoint) return config.apiServerEndpoint;
+  if (config.cloudProvider !== 'QEMU') throw new Error(`cloud provider ${config.cloudProvider}: pass --api-server-endpoint (only the qemu metadata API is built in)`);
+  const self = await new QemuMetadataClient(config.metadataUrl ?? QEMU_METADATA_BASE_URL).self(AbortSignal.timeout(30_000));
+  if (!self.VPCIP) throw new Error('metadata has no VPC IP for this node');
+  return `${self.VPCIP}:6443`;
+}
+
+async function main(): Promise<void> {
+  let config: JoinServiceConfig | null;
+  try {
+    config = parseFlags(process.argv.slice(2));
+  } catch (err) {
+    if (err instanceof FlagError) {
+      process.stderr.write(`joinservice: ${err.message}\n\n${USAGE}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  if (config === null) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const secrets = new SecretRegistry();
+  const logger = createLogger({ component: 'joinservice', level: levelFromVerbosity(config.verbosity), secrets });
+  const cfg = config;
+  try {
+    const clients: KubeClients = await step(logger, 'creating Kubernetes client', () => (cfg.kubeconfig ? clientsFromKubeconfigFile(cfg.kubeconfig) : clientsInCluster()));
+    const signer = certCacheSignerFor(cfg.variant.name);
+    if (signer) {
+      // The SNP validators that consume the cached ASK are not part of this build; the cache is still kept current.
+      await step(logger, 'creating certificate cache', () => new CertCache(new ConfigMapStore(clients.core), new HttpKdsChainSource(), logger).load(signer));
+    }
+    const attestationConfigPath = join(cfg.configDir, 'attestationConfig');
+    const validator = await step(logger, `loading attestation config ${attestationConfigPath}`, () =>
+      UpdatableValidator.create(attestationConfigPath, (json) => validatorFromConfigJson(json, cfg.variant, logger), logger),
+    );
+    const endpoint = await step(logger, 'determining API server endpoint', () => apiServerEndpoint(cfg));
+    const keys = new KeyServiceClient(cfg.keyServiceEndpoint);
+    const measurementSalt = await step(logger, 'reading measurement salt', () => readFile(join(cfg.configDir, 'measurementSalt')));
+    const pkiDir = join(cfg.kubernetesDir, 'pki');
+    const kubeletCa = await step(logger, `loading the cluster CA from ${pkiDir}`, () => KubeletCa.load(pkiDir));
+    const ssh = new EmergencySshCa();
+    const service = await startJoinService({
+      issuer: {
+        keys,
+        tokens: new KubeadmJoinTokens(new BootstrapTokenIssuer(clients.core), join(cfg.kubernetesDir, 'admin.conf'), endpoint),
+        components: new ClusterComponents(new NodeVersionReader(clients.custom), new ConfigMapStore(clients.core)),
+        kubeletCa,
+        controlPlaneFiles: new ControlPlaneFilesReader(cfg.kubernetesDir),
+        joiningNodes: new JoiningNodeWriter(clients.custom),
+        certSans: new ClusterConfigurationSans(cfg.kubeadmConfigPath),
+        sshCa: ssh,
+        csrValidator: kubeletCa,
+        hostKeyValidator: ssh,
+        measurementSalt,
+      },
+      validator,
+      transport: (v) => ({ credentials: atlsServerCredentials({ clientValidators: [v], logger }) }),
+      logger,
+      host: cfg.host,
+      port: cfg.port,
+      metricsPort: cfg.metricsPort,
+      ratePerSecond: cfg.ratePerSecond,
+      rateBurst: cfg.rateBurst,
+    });
+    const watcher = new ConfigWatcher(attestationConfigPath, () => validator.reload(), logger);
+    await step(logger, `watching ${attestationConfigPath}`, () => watcher.start());
+    handleShutdownSignals(logger, async () => {
+      watcher.stop();
+      await service.stop();
+      keys.close();
+    });
+  } catch (err) {
+    if (err instanceof StartupError) {
+      setImmediate(() => process.exit(1));
+      return;
+    }
+    throw err;
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`joinservice: fatal: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
