@@ -31,6 +31,9 @@ export interface VtpmIssuerOptions {
 const fail = (step: string, err: unknown) =>
   err instanceof AttestationError ? err : new AttestationError('ISSUER_FAILED', `${step}: ${(err as Error).message}`, { cause: err, details: { step } });
 
+/** Pending issuance per TPM client. */
+const tpmQueues = new WeakMap<TpmClient, Promise<unknown>>();
+
 /** Issues vTPM attestation documents for one variant. */
 export class VtpmIssuer implements Issuer {
   readonly variant: Variant;
@@ -47,6 +50,16 @@ export class VtpmIssuer implements Issuer {
     } catch (err) {
       throw fail('opening TPM', err);
     }
+    // Issuance is serialised per TPM (across issuers): each one loads a transient AK, and a TPM
+    // has only a few object slots (swtpm: 3).
+    const previous = tpmQueues.get(tpm) ?? Promise.resolve();
+    const run = previous.then(() => this.issueWith(tpm, userData, nonce, signal));
+    tpmQueues.set(tpm, run.catch(() => undefined));
+    return run;
+  }
+
+  private async issueWith(tpm: TpmClient, userData: Uint8Array, nonce: Uint8Array, signal?: AbortSignal): Promise<Uint8Array> {
+    signal?.throwIfAborted();
     let ak;
     try {
       ak = await tpm.createAttestationKey(this.options.akKind, this.options.akHierarchy ?? 'owner');

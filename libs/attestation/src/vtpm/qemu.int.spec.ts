@@ -167,3 +167,18 @@ describe('qemu-vtpm issuer and validator on swtpm', { skip }, () => {
     assert.deepEqual(Buffer.from(await new QemuVtpmValidator(only15).validate(await issuer.issue(USER_DATA, nonce), nonce)), USER_DATA);
   });
 });
+
+describe('qemu-vtpm issuer under concurrency', { skip }, () => {
+  it('20 concurrent issues by separate issuers on one swtpm all succeed (transient AKs never exceed the TPM object slots)', async () => {
+    const tpm = await startSwtpm();
+    try {
+      // Separate issuers (one per aTLS connection in practice) sharing one TPM.
+      const validator = validatorFromConfigJson('{"measurements":{}}', 'qemu-vtpm');
+      const nonces = Array.from({ length: 20 }, () => randomBytes(32));
+      const docs = await Promise.all(nonces.map((n) => new QemuVtpmIssuer(() => tpm.client()).issue(USER_DATA, n)));
+      for (const [i, doc] of docs.entries()) assert.deepEqual(Buffer.from(await validator.validate(doc, nonces[i]!)), USER_DATA);
+    } finally {
+      await tpm.stop();
+    }
+  });
+});
