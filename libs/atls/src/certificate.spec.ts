@@ -62,3 +62,15 @@ describe('aTLS certificate (SPEC.md §4.5)', () => {
     assert.equal(tbs.subject[0]![0]!.value.printableString, b64);
   });
 });
+
+describe('generateAtlsKey', () => {
+  it('builds the same SPKI DER as node:crypto (and Go MarshalPKIXPublicKey) and a usable SEC1 key', async () => {
+    const { createPrivateKey, createPublicKey } = await import('node:crypto');
+    for (let i = 0; i < 50; i++) {
+      const k = generateAtlsKey();
+      const fromPem = createPrivateKey(k.privateKeyPem);
+      assert.deepEqual(createPublicKey(fromPem).export({ type: 'spki', format: 'der' }), k.spkiDer);
+      assert.equal(k.spkiDer.length, 91);
+    }
+  });
+});

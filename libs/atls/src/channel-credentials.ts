@@ -31,7 +31,6 @@ export interface AtlsChannelOptions {
  */
 export class AtlsChannelCredentials extends grpc.ChannelCredentials {
   readonly #opts: AtlsChannelOptions;
-  #contexts?: { v12: tls.SecureContext; v13: tls.SecureContext };
 
   constructor(options: AtlsChannelOptions = {}) {
     super();
@@ -51,14 +50,18 @@ export class AtlsChannelCredentials extends grpc.ChannelCredentials {
     return new AtlsConnector(this.#opts, this.#secureContext(), callCredentials ?? grpc.credentials.createEmpty());
   }
 
-  // One empty context per credentials object (≈0.2 ms each otherwise). `minVersion` must live in
-  // the context: tls.connect ignores it when a secureContext is passed. With an issuer the
-  // exporter binding needs TLS 1.3.
+  // The client context holds no key or certificate, only the minimum version, so all credentials
+  // share two (≈0.15 ms each to create). `minVersion` must live in the context: tls.connect
+  // ignores it when a secureContext is passed. With an issuer the exporter binding needs TLS 1.3.
   #secureContext(): tls.SecureContext {
-    this.#contexts ??= { v12: tls.createSecureContext({ minVersion: 'TLSv1.2' }), v13: tls.createSecureContext({ minVersion: 'TLSv1.3' }) };
-    return this.#opts.issuer ? this.#contexts.v13 : this.#contexts.v12;
+    const v = this.#opts.issuer ? 'TLSv1.3' : 'TLSv1.2';
+    let ctx = SHARED_CONTEXTS.get(v);
+    if (!ctx) SHARED_CONTEXTS.set(v, (ctx = tls.createSecureContext({ minVersion: v })));
+    return ctx;
   }
 }
+
+const SHARED_CONTEXTS = new Map<'TLSv1.2' | 'TLSv1.3', tls.SecureContext>();
 
 class AtlsConnector implements SecureConnector {
   /** Evidence of the current connection; the metadata generator reads it at call time. */

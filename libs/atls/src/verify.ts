@@ -1,7 +1,6 @@
 import { createHash, createPublicKey, timingSafeEqual, verify as cryptoVerify } from 'node:crypto';
-import { AsnConvert } from '@peculiar/asn1-schema';
-import { Certificate, ExtendedKeyUsage } from '@peculiar/asn1-x509';
 import { AttestationError, type Validator, type Variant } from '@asterism/attestation';
+import { parseCertificateFields, parseOidSequence, type CertificateFields } from './der.js';
 import { AtlsError } from './errors.js';
 
 /** The reference's per-`Validate` timeout (SPEC.md §0.3). */
@@ -42,46 +41,40 @@ const SIGNATURE_HASH: Record<string, string> = {
 export function parseAtlsCertificate(der: Uint8Array | undefined, now = new Date()): ParsedAtlsCertificate {
   if (!der || der.length === 0) throw new AtlsError('NO_CERTIFICATE', 'rawCerts is empty: the peer presented no certificate');
   const raw = Buffer.from(der);
-  let cert: Certificate;
-  let tbsDer: Buffer;
+  let cert: CertificateFields;
   try {
-    cert = AsnConvert.parse(raw, Certificate);
-    tbsDer = firstElement(raw);
+    cert = parseCertificateFields(raw);
   } catch (err) {
     throw new AtlsError('CERT_MALFORMED', `parsing peer certificate: ${(err as Error).message}`, { cause: err });
   }
-  const tbs = cert.tbsCertificate;
-  const spkiDer = Buffer.from(AsnConvert.serialize(tbs.subjectPublicKeyInfo));
   // Self-signature: the reference skips it (leaf == root); checking it is harmless and catches tampering.
-  const hash = SIGNATURE_HASH[cert.signatureAlgorithm.algorithm];
+  const hash = SIGNATURE_HASH[cert.signatureAlgorithm];
   let signatureOk = false;
   try {
-    const key = createPublicKey({ key: spkiDer, format: 'der', type: 'spki' });
-    if (hash) signatureOk = cryptoVerify(hash, tbsDer, key, Buffer.from(cert.signatureValue));
-    else if (cert.signatureAlgorithm.algorithm === '1.3.101.112') signatureOk = cryptoVerify(null, tbsDer, key, Buffer.from(cert.signatureValue));
+    const key = createPublicKey({ key: cert.spkiRaw, format: 'der', type: 'spki' });
+    if (hash) signatureOk = cryptoVerify(hash, cert.tbsRaw, key, cert.signature);
+    else if (cert.signatureAlgorithm === '1.3.101.112') signatureOk = cryptoVerify(null, cert.tbsRaw, key, cert.signature);
   } catch (err) {
     throw new AtlsError('CERT_SIGNATURE_INVALID', `checking certificate self-signature: ${(err as Error).message}`, { cause: err });
   }
   if (!signatureOk) {
-    throw new AtlsError('CERT_SIGNATURE_INVALID', `certificate is not self-signed by its key (signature algorithm ${cert.signatureAlgorithm.algorithm})`);
+    throw new AtlsError('CERT_SIGNATURE_INVALID', `certificate is not self-signed by its key (signature algorithm ${cert.signatureAlgorithm})`);
   }
   const t = now.getTime();
-  const notBefore = tbs.validity.notBefore.getTime();
-  const notAfter = tbs.validity.notAfter.getTime();
+  const { notBefore, notAfter, extensions } = cert;
   if (t < notBefore.getTime()) {
     throw new AtlsError('CERT_NOT_YET_VALID', `certificate is not valid before ${notBefore.toISOString()} (now ${now.toISOString()})`);
   }
   if (t > notAfter.getTime()) {
     throw new AtlsError('CERT_EXPIRED', `certificate expired at ${notAfter.toISOString()} (now ${now.toISOString()})`);
   }
-  const extensions = (tbs.extensions ?? []).map((e) => ({ oid: e.extnID, critical: e.critical, value: Buffer.from(e.extnValue.buffer) }));
   for (const e of extensions) {
     if (e.critical && !HANDLED_CRITICAL.has(e.oid)) {
       throw new AtlsError('CERT_UNHANDLED_CRITICAL_EXTENSION', `certificate has an unhandled critical extension ${e.oid}`);
     }
     if (e.oid === EXT_KEY_USAGE) checkEku(e.value);
   }
-  return { der: raw, publicKeyHash: createHash('sha256').update(spkiDer).digest(), extensions };
+  return { der: raw, publicKeyHash: createHash('sha256').update(cert.spkiRaw).digest(), extensions };
 }
 
 /**
@@ -169,33 +162,13 @@ export function checkUserData(actual: Uint8Array, expected: Buffer, message: str
 
 function checkEku(value: Buffer): void {
   // ExtKeyUsageSyntax ::= SEQUENCE OF OBJECT IDENTIFIER
-  const oids = [...AsnConvert.parse(value, ExtendedKeyUsage)];
+  let oids: string[];
+  try {
+    oids = parseOidSequence(value);
+  } catch (err) {
+    throw new AtlsError('CERT_MALFORMED', `parsing extended key usage: ${(err as Error).message}`, { cause: err });
+  }
   if (!oids.some((o) => EKU_OK.has(o))) {
     throw new AtlsError('CERT_EKU_INCOMPATIBLE', `certificate extended key usage ${oids.join(', ')} does not allow server authentication`);
   }
-}
-
-// Returns the raw bytes (tag + length + content) of the first element inside the outer SEQUENCE:
-// the exact TBSCertificate bytes the signature covers (re-encoding could differ from the signer's).
-function firstElement(der: Buffer): Buffer {
-  const outer = header(der, 0);
-  if (der[0] !== 0x30 || outer.end > der.length) throw new Error('certificate is not a DER SEQUENCE');
-  const inner = header(der, outer.contentStart);
-  if (inner.end > outer.end) throw new Error('TBSCertificate overruns the certificate');
-  return der.subarray(outer.contentStart, inner.end);
-}
-
-function header(der: Buffer, offset: number): { contentStart: number; end: number } {
-  let p = offset + 1;
-  const first = der[p++];
-  if (first === undefined) throw new Error('truncated DER');
-  let len = first;
-  if (first & 0x80) {
-    const n = first & 0x7f;
-    if (n === 0 || n > 4) throw new Error('unsupported DER length');
-    len = 0;
-    for (let i = 0; i < n; i++) len = len * 256 + (der[p++] ?? Number.NaN);
-  }
-  if (!Number.isFinite(len)) throw new Error('truncated DER');
-  return { contentStart: p, end: p + len };
 }
