@@ -1,0 +1,217 @@
+#!/usr/bin/env node
+/**
+ * bootstrapper entry point (SPEC.md §8.1-§8.2): flags/environment -> TPM, issuer, node lock,
+ * metadata, state disk -> node condition -> InitServer || JoinClient race (or rejoin) ->
+ * status file. With the local backend the process stays up as the node's agent (and, on the
+ * first control plane, as the supervisor of its control plane and services) until SIGTERM.
+ */
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { DummyIssuer, QemuVtpmIssuer, type Issuer } from '@asterism/attestation';
+import { atlsServerCredentials } from '@asterism/atls';
+import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
+import { QemuMetadataClient, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
+import { NodeLock, TpmNodeMarker } from '@asterism/nodelock';
+import { handleShutdownSignals } from '@asterism/service-runtime';
+import { CryptsetupStateDisk } from './disk/state-disk.js';
+import { FlagError, parseFlags, USAGE, type BootstrapperConfig } from './flags.js';
+import { OsHostInfo } from './host/host-info.js';
+import { FileLogSource } from './host/log-source.js';
+import { InitFlow } from './initserver/init-flow.js';
+import { InitServer } from './initserver/init-server.js';
+import type { ClusterInitializer } from './initserver/ports.js';
+import { AtlsJoinServiceDialer } from './joinclient/atls-dialer.js';
+import { JoinClient } from './joinclient/join-client.js';
+import type { ClusterJoiner } from './joinclient/ports.js';
+import { RejoinClient } from './joinclient/rejoin-client.js';
+import { KubeadmBackend } from './kubernetes/kubeadm/kubeadm-backend.js';
+import { LocalClusterInitializer, LocalClusterJoiner } from './kubernetes/local/local-backend.js';
+import { LocalServiceProcesses } from './kubernetes/local/services.js';
+import { detectNodeCondition } from './node-condition.js';
+import { KubeletCsrGenerator } from './node-identity/kubelet-csr.js';
+import { EmergencySshSetup, HostKeyFile } from './node-identity/ssh.js';
+import { runBootstrapper, type NodeControl, type RunResult } from './run.js';
+import { NodeFileWriter } from './state/file-writer.js';
+import { NODE_STATE_PATH, readNodeState } from './state/node-state.js';
+import { writeStatusFile, type NodeStatus } from './status-file.js';
+import { SharedTpm } from './tpm/tpm-opener.js';
+
+/** Exit code of a "reboot" in local mode (the supervisor decides whether to start the node again). */
+export const EXIT_REBOOT = 3;
+
+function loggerFor(config: BootstrapperConfig, secrets: SecretRegistry): Logger {
+  let stream: NodeJS.WritableStream = process.stderr;
+  if (config.logFile) {
+    mkdirSync(dirname(config.logFile), { recursive: true });
+    const tee = new PassThrough();
+    const file = createWriteStream(config.logFile, { flags: 'a', mode: 0o600 });
+    tee.on('data', (d: Buffer) => {
+      process.stderr.write(d);
+      file.write(d);
+    });
+    stream = tee;
+  }
+  return createLogger({ component: 'bootstrapper', level: levelFromVerbosity(config.verbosity), secrets, stream, defaultMeta: config.nodeName ? { node: config.nodeName } : {} });
+}
+
+function issuerFor(config: BootstrapperConfig, tpm: SharedTpm): Issuer {
+  switch (config.variant.name) {
+    case 'qemu-vtpm':
+      return new QemuVtpmIssuer(tpm.open);
+    case 'dummy':
+      return new DummyIssuer();
+    default:
+      throw new Error(`attestation variant ${config.variant.name} has no issuer in this build (qemu-vtpm, dummy)`);
+  }
+}
+
+function metadataFor(config: BootstrapperConfig): MetadataProvider {
+  if (config.metadata.startsWith('file:')) return new StaticFileMetadata(config.metadata.slice(5), config.nodeName!);
+  return new QemuMetadataClient(config.metadata.replace(/\/$/, ''));
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  let config: BootstrapperConfig | null;
+  try {
+    config = parseFlags(process.argv.slice(2));
+  } catch (err) {
+    if (err instanceof FlagError) {
+      process.stderr.write(`bootstrapper: ${err.message}\n\n${USAGE}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  if (config === null) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const cfg = config;
+  const secrets = new SecretRegistry();
+  const logger = loggerFor(cfg, secrets);
+  const files = new NodeFileWriter(cfg.stateRoot === '/' ? '' : cfg.stateRoot);
+  const statusPath = files.resolve('/run/asterism/status.json');
+  const status = (s: Omit<NodeStatus, 'name' | 'variant' | 'updatedAt'>) =>
+    writeStatusFile(statusPath, { name: cfg.nodeName ?? '', variant: cfg.variant.name, ...s }).catch((err: unknown) => logger.warn('writing status file failed', { err }));
+  await status({ phase: 'starting' });
+  logger.info('bootstrapper starting', { variant: cfg.variant.name, csp: cfg.csp, backend: cfg.backend });
+
+  const tpm = new SharedTpm(cfg.tpm);
+  const issuer = issuerFor(cfg, tpm);
+  const lock = new NodeLock(new TpmNodeMarker(tpm.open));
+  const metadata = metadataFor(cfg);
+  const disk = new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath);
+  const host = new OsHostInfo(cfg.addresses ? { addresses: cfg.addresses, ...(cfg.nodeName ? { hostname: cfg.nodeName } : {}) } : undefined);
+  const hostKey = new HostKeyFile(files);
+  const dialer = new AtlsJoinServiceDialer(issuer);
+
+  let initializer: ClusterInitializer;
+  let joiner: ClusterJoiner;
+  let local: LocalClusterInitializer | undefined;
+  if (cfg.backend === 'local') {
+    const binDir = cfg.k8sBinDir ?? '';
+    local = new LocalClusterInitializer({
+      binaries: { etcd: join(binDir, 'etcd'), kubeApiserver: join(binDir, 'kube-apiserver'), kubeControllerManager: join(binDir, 'kube-controller-manager') },
+      dir: files.resolve('/etc/kubernetes'),
+      metadata,
+      services: new LocalServiceProcesses({
+        dir: files.resolve('/var/lib/asterism/services'),
+        variant: cfg.variant.name,
+        attestationConfigPath: cfg.joinAttestationConfig ?? '',
+        keyServicePort: cfg.keyServicePort,
+        joinServicePort: cfg.localJoinServicePort,
+        logger,
+      }),
+      logger,
+      apiServerPort: cfg.apiServerPort,
+    });
+    initializer = local;
+    joiner = new LocalClusterJoiner(logger);
+  } else {
+    const kubeadm = new KubeadmBackend({ kubeadm: cfg.k8sBinDir ? join(cfg.k8sBinDir, 'kubeadm') : '/run/state/bin/kubeadm', metadata, csp: cfg.csp, logger });
+    initializer = kubeadm;
+    joiner = kubeadm;
+  }
+
+  let rebooting = false;
+  const control: NodeControl = {
+    markDiskForReset: () => disk.markForReset(),
+    reboot: async (reason) => {
+      rebooting = true;
+      logger.error('node must reboot', { reason });
+      await status({ phase: 'failed', error: reason });
+      await local?.stop().catch(() => undefined);
+      if (cfg.backend === 'kubeadm') spawn('systemctl', ['reboot'], { stdio: 'ignore', detached: true }).unref();
+      setTimeout(() => process.exit(EXIT_REBOOT), 200);
+    },
+  };
+
+  let rejoiner: RejoinClient | undefined;
+  const result: RunResult = await runBootstrapper({
+    logger,
+    control,
+    condition: () => detectNodeCondition(tpm, disk, files.resolve(NODE_STATE_PATH)),
+    rejoin: async () => {
+      await status({ phase: 'waiting' });
+      const state = await readNodeState(files.resolve(NODE_STATE_PATH));
+      rejoiner = new RejoinClient({ dialer, metadata, disk, lock, measurementSalt: state.measurementSalt, logger }, { joinServicePort: cfg.joinServicePort });
+      return (await rejoiner.run()) !== 'stopped';
+    },
+    startNodeAgent: async () => {
+      if (cfg.backend === 'kubeadm') spawn('systemctl', ['enable', '--now', 'kubelet'], { stdio: 'ignore' });
+      logger.info('node agent started');
+    },
+    initServer: async (cleaner) => {
+      const flow = new InitFlow({
+        initSecretHash: await metadata.initSecretHash(),
+        lock,
+        disk,
+        files,
+        ssh: new EmergencySshSetup(files, hostKey),
+        host,
+        cluster: initializer,
+        onLocked: () => cleaner.clean(),
+        logger,
+      });
+      const server = new InitServer(flow, new FileLogSource(cfg.logFile ?? '/dev/null'), logger);
+      const address = `${cfg.initHost.includes(':') ? `[${cfg.initHost}]` : cfg.initHost}:${cfg.initPort}`;
+      await status({ phase: 'waiting' });
+      return {
+        serve: () => server.serve(address, atlsServerCredentials({ issuer, logger })),
+        stop: () => server.stop(),
+        get outcome() {
+          return server.outcome;
+        },
+      };
+    },
+    joinClient: (cleaner) =>
+      new JoinClient(
+        { lock, dialer, metadata, disk, files, host, hostKey, csr: new KubeletCsrGenerator(), cluster: joiner, onLocked: () => cleaner.clean(), logger },
+        { joinServicePort: cfg.joinServicePort },
+      ),
+  });
+  if (rebooting || result === 'failed') return;
+  const mark = await tpm.readMark().catch(() => undefined);
+  const phase = result === 'stopped' ? 'stopped' : result;
+  await status({ phase, bootstrapMs: Date.now() - started, ...(mark ? { pcr15: mark.toString('hex') } : {}) });
+  logger.info('bootstrap finished', { result, bootstrapMs: Date.now() - started, pcr15: mark?.toString('hex') });
+  if (cfg.backend === 'kubeadm' || result === 'stopped') {
+    await tpm.close();
+    setImmediate(() => process.exit(0));
+    return;
+  }
+  // Local backend: this process is the node's agent (and node 0's control-plane supervisor).
+  handleShutdownSignals(logger, async () => {
+    rejoiner?.stop();
+    await local?.stop();
+    await tpm.close();
+    await status({ phase: 'stopped' });
+  });
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bootstrapper: fatal: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
