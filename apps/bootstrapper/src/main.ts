@@ -122,6 +122,9 @@ async function main(): Promise<void> {
         attestationConfigPath: cfg.joinAttestationConfig ?? '',
         keyServicePort: cfg.keyServicePort,
         joinServicePort: cfg.localJoinServicePort,
+        // Any free port; the joinservice logs it ("joinservice serving", metricsPort).
+        joinServiceMetricsPort: 0,
+        keyServiceMetricsPort: 0,
         logger,
       }),
       logger,

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 
 /** A process of the local cluster that outlives `up` (its own process group). */
@@ -36,9 +36,23 @@ export function alive(pid: number): boolean {
   }
 }
 
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch {
+    return false;
+  }
+  // Members may be zombies awaiting their reaper: count only live ones.
+  try {
+    return execFileSync('ps', ['-o', 'stat=', '-g', String(pgid)]).toString().split('\n').some((st) => st.trim() !== '' && !st.trim().startsWith('Z'));
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Stops a detached process and everything in its process group: SIGTERM, then SIGKILL after
- * `graceMs`. Resolves when the leader is gone.
+ * `graceMs`. Resolves when no live member of the group is left.
  */
 export async function stopDetached(pid: number, graceMs = 10_000): Promise<void> {
   const signal = (s: NodeJS.Signals) => {
@@ -52,13 +66,13 @@ export async function stopDetached(pid: number, graceMs = 10_000): Promise<void>
       }
     }
   };
-  if (!alive(pid)) {
-    signal('SIGKILL');
-    return;
-  }
+  const gone = () => !alive(pid) && !groupAlive(pid);
+  if (gone()) return;
   signal('SIGTERM');
   const deadline = Date.now() + graceMs;
-  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  while (!gone() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  if (gone()) return;
   signal('SIGKILL');
-  while (alive(pid)) await new Promise((r) => setTimeout(r, 20));
+  const hard = Date.now() + 5000;
+  while (!gone() && Date.now() < hard) await new Promise((r) => setTimeout(r, 20));
 }

@@ -8,7 +8,7 @@ export class Backoff {
 
   constructor(
     private readonly baseMs = 200,
-    private readonly capMs = 10_000,
+    private readonly capMs = 2_000,
     private readonly floorMs = 50,
     private readonly random: () => number = Math.random,
   ) {}

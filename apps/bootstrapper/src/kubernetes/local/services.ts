@@ -1,5 +1,6 @@
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ManagedProcess, waitFor } from '@asterism/k8s-controlplane';
@@ -36,7 +37,8 @@ export interface LocalServicesOptions {
  * config + measurement salt) and the kubeadm files (joinservice).
  */
 export class LocalServiceProcesses implements ClusterServices {
-  #procs: ManagedProcess[] = [];
+  #procs = new Map<string, ManagedProcess>();
+  #stopping = false;
 
   constructor(private readonly o: LocalServicesOptions) {}
 
@@ -58,7 +60,7 @@ export class LocalServiceProcesses implements ClusterServices {
     const keyCmd = tsAppCommand('keyservice');
     const keyLog = join(logs, 'keyservice.log');
     this.o.logger.info('starting keyservice', { host: ctx.nodeIp, port: this.o.keyServicePort });
-    const keyservice = ManagedProcess.start('keyservice', keyCmd.binary, [
+    const keyservice = this.supervise('keyservice', keyCmd.binary, [
       ...keyCmd.args,
       `--host=${ctx.nodeIp}`,
       `--port=${this.o.keyServicePort}`,
@@ -66,16 +68,15 @@ export class LocalServiceProcesses implements ClusterServices {
       `--salt=${join(ks, 'salt')}`,
       `--metrics-port=${this.o.keyServiceMetricsPort ?? -1}`,
     ], keyLog);
-    this.#procs.push(keyservice);
     await waitFor('keyservice', async () => (await readFile(keyLog, 'utf8')).includes('keyservice serving'), {
       timeoutMs: 60_000,
-      alive: () => keyservice.running,
+      alive: () => keyservice().running,
     });
 
     const joinCmd = tsAppCommand('joinservice');
     const joinLog = join(logs, 'joinservice.log');
     this.o.logger.info('starting joinservice', { host: ctx.nodeIp, port: this.o.joinServicePort, variant: this.o.variant });
-    const joinservice = ManagedProcess.start('joinservice', joinCmd.binary, [
+    const joinservice = this.supervise('joinservice', joinCmd.binary, [
       ...joinCmd.args,
       '--cloud-provider=qemu',
       `--attestation-variant=${this.o.variant}`,
@@ -89,15 +90,43 @@ export class LocalServiceProcesses implements ClusterServices {
       `--kubeconfig=${ctx.adminKubeconfigPath}`,
       `--api-server-endpoint=${ctx.apiServerEndpoint}`,
     ], joinLog);
-    this.#procs.push(joinservice);
     await waitFor('joinservice', async () => (await readFile(joinLog, 'utf8')).includes('joinservice serving'), {
       timeoutMs: 60_000,
-      alive: () => joinservice.running,
+      alive: () => joinservice().running,
     });
   }
 
+  /** Pid of a running service (fault scenarios kill it). */
+  pid(name: 'keyservice' | 'joinservice'): number | undefined {
+    return this.#procs.get(name)?.child.pid;
+  }
+
+  /**
+   * Starts a service and restarts it whenever it exits unexpectedly (1 s pause), like a pod's
+   * restart policy. Returns a getter for the current process.
+   */
+  private supervise(name: string, binary: string, args: string[], log: string): () => ManagedProcess {
+    const launch = () => {
+      const p = ManagedProcess.start(name, binary, args, log);
+      this.#procs.set(name, p);
+      // Operators (and the local cluster's fault scenarios) find the current process here.
+      writeFileSync(join(this.o.dir, `${name}.pid`), `${p.child.pid ?? ''}\n`);
+      void p.exited.then((code) => {
+        if (this.#stopping) return;
+        this.o.logger.warn('service exited, restarting', { service: name, code });
+        setTimeout(() => {
+          if (!this.#stopping) launch();
+        }, 1000).unref();
+      });
+      return p;
+    };
+    launch();
+    return () => this.#procs.get(name)!;
+  }
+
   async stop(): Promise<void> {
-    for (const p of this.#procs.reverse()) await p.stop();
-    this.#procs = [];
+    this.#stopping = true;
+    for (const name of ['joinservice', 'keyservice']) await this.#procs.get(name)?.stop();
+    this.#procs.clear();
   }
 }

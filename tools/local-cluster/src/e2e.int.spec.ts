@@ -1,0 +1,104 @@
+/**
+ * End-to-end: the main job with real components on this machine. Three nodes (swtpm vTPMs,
+ * LUKS2 state disks, bootstrapper processes), `asterism init` over aTLS, a real control plane,
+ * keyservice and joinservice; then the fault scenarios of issue 10 and a clean `down`.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { controlPlaneBinaries, testenvUnavailable } from '@asterism/k8s-testenv';
+import { missingComponent, WORKSPACE_ROOT } from '@asterism/testing';
+import { addNode, down, nodeObjects, readNodeStatus, readState, rebootNode, up, waitForNodes } from './cluster.js';
+import { alive } from './detached.js';
+import { ClusterLayout } from './layout.js';
+
+const tools = ['swtpm', 'cryptsetup', 'ssh-keygen'].filter((t) => spawnSync('which', [t]).status !== 0);
+const skip = testenvUnavailable() || (tools.length ? missingComponent(tools.join(', '), 'bash tools/scripts/setup.sh') : false);
+
+async function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('local cluster end to end', { skip }, () => {
+  const root = mkdtempSync(join(tmpdir(), 'asterism-e2e-'));
+  const layout = new ClusterLayout(root);
+  const log = (l: string) => process.stderr.write(`[e2e] ${l}\n`);
+  const joinserviceLog = () => join(layout.nodeRoot('control-plane-0'), 'var/lib/asterism/services/logs/joinservice.log');
+  const jsonLines = (path: string) =>
+    readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  let upMs = 0;
+
+  before(async () => {
+    const t = Date.now();
+    await up({ root, controlPlanes: 1, workers: 2, binDir: join(controlPlaneBinaries().kubeadm, '..'), progress: log, timeoutMs: 180_000 });
+    upMs = Date.now() - t;
+    log(`up took ${(upMs / 1000).toFixed(1)} s`);
+  });
+  after(async () => {
+    const state = await readState(layout);
+    await down(root);
+    // Nothing of this cluster may survive: no process mentions its folder.
+    const leftovers = execFileSync('ps', ['-eo', 'pid,args']).toString().split('\n').filter((l) => l.includes(root));
+    assert.deepEqual(leftovers, [], 'no process of the cluster survives down');
+    for (const n of state?.nodes ?? []) assert.ok(!alive(n.bootstrapper) && !alive(n.swtpm), `${n.name} stopped`);
+    assert.equal(existsSync(root), false);
+  });
+
+  it('all three nodes joined; kubectl lists them; PCR 15 is the SPEC derivation of the cluster ID on every node', async () => {
+    const kubectl = [`${WORKSPACE_ROOT}/.tools/kubectl/kubectl`, 'kubectl'].find((k) => (k.includes('/') ? existsSync(k) : spawnSync('which', [k]).status === 0));
+    assert.ok(kubectl, 'kubectl is available');
+    const names = execFileSync(kubectl, ['--kubeconfig', layout.kubeconfig, 'get', 'nodes', '-o', 'name']).toString().trim().split('\n').sort();
+    assert.deepEqual(names, ['node/control-plane-0', 'node/worker-0', 'node/worker-1']);
+    const id = JSON.parse(readFileSync(join(layout.workspace, 'asterism-id.json'), 'utf8')) as { clusterID: string };
+    const want = createHash('sha256').update(Buffer.alloc(32)).update(createHash('sha256').update(Buffer.from(id.clusterID, 'base64')).digest()).digest('hex');
+    for (const n of ['control-plane-0', 'worker-0', 'worker-1']) assert.equal((await readNodeStatus(layout, n))?.pcr15, want, n);
+  });
+
+  it('a rebooted worker rejoins with IssueRejoinTicket and re-derives the same cluster ID', async () => {
+    const before = await readNodeStatus(layout, 'worker-0');
+    await rebootNode(root, 'worker-0');
+    const after = await eventually('worker-0 rejoined', async () => {
+      const s = await readNodeStatus(layout, 'worker-0');
+      if (s?.phase === 'failed') throw new Error(s.error);
+      return s?.phase === 'rejoined' ? s : undefined;
+    });
+    assert.equal(after.pcr15, before?.pcr15);
+    assert.ok(jsonLines(joinserviceLog()).some((l) => l.msg === 'rejoin ticket issued'));
+  });
+
+  it('a worker with a tampered measurement is refused, and the operator sees which PCR', async () => {
+    await addNode(root, 'worker-tampered', { tamper: true });
+    const refusal = await eventually('the refusal in the joinservice log', async () => jsonLines(joinserviceLog()).find((l) => l.msg === 'attestation refused'));
+    assert.equal(refusal.reason, 'MEASUREMENT_MISMATCH');
+    assert.match(String(refusal.error), /PCR\[9\]/);
+    const serving = jsonLines(joinserviceLog()).find((l) => l.msg === 'joinservice serving')!;
+    const metrics = await (await fetch(`http://127.42.0.10:${serving.metricsPort as number}/metrics`)).text();
+    assert.match(metrics, /joinservice_tickets_refused_total\{kind="attestation",reason="MEASUREMENT_MISMATCH",variant="qemu-vtpm"\} [1-9]/);
+    assert.ok(!(await nodeObjects(layout)).includes('worker-tampered'));
+    assert.equal((await readNodeStatus(layout, 'worker-tampered'))?.phase, 'waiting');
+  });
+
+  it('joins wait while the keyservice is down and succeed when it is back; nothing is half-written', async () => {
+    const pidFile = join(layout.nodeRoot('control-plane-0'), 'var/lib/asterism/services/keyservice.pid');
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    process.kill(pid, 'SIGKILL');
+    await addNode(root, 'worker-late');
+    await waitForNodes(layout, ['worker-late'], 90_000, log);
+    assert.notEqual(Number(readFileSync(pidFile, 'utf8')), pid, 'the keyservice was restarted');
+    const state = JSON.parse(readFileSync(join(layout.nodeRoot('worker-late'), 'run/state/constellation/node_state.json'), 'utf8')) as { Role: string };
+    assert.equal(state.Role, 'Worker');
+  });
+});

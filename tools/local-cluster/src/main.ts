@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+/** tools/local-cluster: the main job. `up` boots an attested cluster on this machine, `status` shows it, `down` removes it. */
+import { join } from 'node:path';
+import { homedir } from 'node:os';
+import { parseArgs } from 'node:util';
+import { alive } from './detached.js';
+import { ClusterLayout } from './layout.js';
+import { down, nodeObjects, readNodeStatus, readState, up, WORKSPACE_ROOT } from './cluster.js';
+
+const USAGE = `Usage: local-cluster <up|status|down> [flags]
+
+  up       boot nodes (each: swtpm vTPM with measured boot, LUKS2 state disk, bootstrapper),
+           run "asterism init" against the first node over aTLS, wait for every node to join
+  status   show the nodes, their processes and bootstrap state
+  down     stop everything and delete the cluster folder (--keep keeps it)
+
+Flags:
+  --dir <dir>             cluster folder (default .local-cluster in the workspace)
+  --control-planes <n>    (up) control-plane nodes, default 1 (only the first runs a control plane)
+  --workers <n>           (up) worker nodes, default 2
+  --bin-dir <dir>         (up) Kubernetes binaries (default: tools/k8s-testenv's build cache)
+  --tamper <node>         (up) boot this node with a tampered measurement (it must be refused)
+  --keep                  (down) keep the cluster folder`;
+
+function defaultBinDir(): string {
+  const cache = process.env.K8S_TESTENV_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'asterism', 'k8s-testenv');
+  return process.env.K8S_TESTENV_BIN ?? join(cache, 'v1.34.4', 'bin');
+}
+
+async function printTable(root: string): Promise<void> {
+  const layout = new ClusterLayout(root);
+  const state = await readState(layout);
+  if (!state) {
+    process.stdout.write(`no local cluster in ${layout.root}\n`);
+    return;
+  }
+  const objects = await nodeObjects(layout).catch(() => [] as string[]);
+  const rows = [['NODE', 'ROLE', 'IP', 'VARIANT', 'PHASE', 'PCR15', 'JOIN TIME', 'NODE OBJECT', 'PROCESSES']];
+  for (const n of state.nodes) {
+    const s = await readNodeStatus(layout, n.name);
+    rows.push([
+      n.name,
+      n.role,
+      n.ip,
+      'qemu-vtpm',
+      s?.phase ?? '-',
+      s?.pcr15 ? `${s.pcr15.slice(0, 16)}...` : '-',
+      s?.bootstrapMs !== undefined ? `${(s.bootstrapMs / 1000).toFixed(1)} s` : '-',
+      objects.includes(n.name) ? 'yes' : 'no',
+      `${alive(n.bootstrapper) ? 'up' : 'down'}/${alive(n.swtpm) ? 'tpm' : 'no tpm'}`,
+    ]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`);
+  process.stdout.write(`\nkubeconfig: ${layout.kubeconfig}\n`);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    strict: true,
+    options: {
+      dir: { type: 'string' },
+      'control-planes': { type: 'string' },
+      workers: { type: 'string' },
+      'bin-dir': { type: 'string' },
+      tamper: { type: 'string', multiple: true },
+      keep: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const root = values.dir ?? join(WORKSPACE_ROOT, '.local-cluster');
+  if (values.help || !command || command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return command ? 0 : 2;
+  }
+  const say = (l: string) => process.stderr.write(`${l}\n`);
+  switch (command) {
+    case 'up': {
+      const started = Date.now();
+      await up({
+        root,
+        controlPlanes: Number(values['control-planes'] ?? 1),
+        workers: Number(values.workers ?? 2),
+        binDir: values['bin-dir'] ?? defaultBinDir(),
+        ...(values.tamper ? { tamper: values.tamper } : {}),
+        progress: say,
+      });
+      say(`cluster up in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+      await printTable(root);
+      return 0;
+    }
+    case 'status':
+      await printTable(root);
+      return 0;
+    case 'down': {
+      const n = await down(root, { keep: values.keep ?? false });
+      say(`stopped ${n} processes${values.keep ? '' : `, removed ${root}`}`);
+      return 0;
+    }
+    default:
+      process.stderr.write(`local-cluster: unknown command "${command}"\n\n${USAGE}\n`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (err: unknown) => {
+    process.stderr.write(`local-cluster: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,43 @@
+import { createHash } from 'node:crypto';
+import { SocketTransport, softwareExtend, TPM_ALG, TpmClient } from '@asterism/tpm';
+
+/** What a local node's "firmware" measures at boot: PCR -> event labels, extended in order. */
+export const BOOT_MEASUREMENTS: Record<number, string[]> = {
+  4: ['asterism-local bootloader', 'asterism-local kernel'],
+  9: ['asterism-local initrd', 'asterism-local kernel command line'],
+  11: ['asterism-local unified kernel image'],
+};
+
+const digest = (label: string) => createHash('sha256').update(label).digest();
+
+/** The SHA-256 PCR values a correctly booted local node has (what the joinservice expects). */
+export function expectedBootPcrs(): Map<number, Buffer> {
+  const out = new Map<number, Buffer>();
+  for (const [pcr, labels] of Object.entries(BOOT_MEASUREMENTS)) {
+    out.set(Number(pcr), labels.reduce<Buffer>((acc, l) => softwareExtend(acc, digest(l)), Buffer.alloc(32)));
+  }
+  return out;
+}
+
+/** The attestation config (qemu-vtpm JSON) enforcing the boot PCRs. */
+export function attestationConfigJson(): string {
+  const m = Object.fromEntries([...expectedBootPcrs()].map(([pcr, v]) => [String(pcr), { expected: v.toString('hex'), warnOnly: false }]));
+  return `${JSON.stringify({ measurements: m }, null, 2)}\n`;
+}
+
+/**
+ * Simulates measured boot on a node's swtpm: extends the boot PCRs like firmware would.
+ * `tamper` adds one unexpected measurement to PCR 9 (a modified initrd).
+ */
+export async function measureBoot(tpmSocket: string, opts: { tamper?: boolean } = {}): Promise<void> {
+  const tpm = new TpmClient(await SocketTransport.connect({ path: tpmSocket }));
+  try {
+    await tpm.startup('clear');
+    for (const [pcr, labels] of Object.entries(BOOT_MEASUREMENTS)) {
+      for (const l of labels) await tpm.pcrExtend(Number(pcr), [{ hashAlg: TPM_ALG.SHA256, digest: digest(l) }]);
+    }
+    if (opts.tamper) await tpm.pcrExtend(9, [{ hashAlg: TPM_ALG.SHA256, digest: digest('malicious initrd module') }]);
+  } finally {
+    await tpm.transport.close();
+  }
+}
