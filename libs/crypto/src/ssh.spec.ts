@@ -19,6 +19,8 @@ import {
 
 const haveSshKeygen = spawnSync('ssh-keygen', ['-?']).error === undefined;
 const havePyCrypto = spawnSync('python3', ['-c', 'import cryptography.hazmat.primitives.serialization']).status === 0;
+/** python-cryptography >= 40 also verifies certificate signatures (Debian 12 ships 38: then ssh-keygen alone). */
+const havePySshCerts = spawnSync('python3', ['-c', 'from cryptography.hazmat.primitives.serialization import load_ssh_public_identity']).status === 0;
 const skipTools = haveSshKeygen && havePyCrypto ? false : missingComponent('ssh-keygen and python3-cryptography', 'apt-get install -y openssh-client python3-cryptography');
 const dir = mkdtempSync(join(tmpdir(), 'ssh-'));
 const SEED = Buffer.from('3dcce96e5c53e7f1696aca1cd27ed294d0f545b6384abf5fe6fc1ed53980268c', 'hex');
@@ -47,7 +49,7 @@ print(K.from_private_bytes(bytes.fromhex("${SEED.toString('hex')}")).public_key(
 describe('OpenSSH host certificates', { skip: skipTools }, () => {
   const ca = sshCaFromSeed(SEED);
   for (const type of ['ed25519', 'ecdsa', 'rsa']) {
-    it(`a certificate for an ssh-keygen ${type} host key parses with ssh-keygen and verifies with python cryptography`, () => {
+    it(`a certificate for an ssh-keygen ${type} host key is accepted by ssh-keygen (which checks the CA signature) and a tampered one is not`, () => {
       const host = keygen(`host-${type}`, type);
       const cert = signHostCertificate({ ca, hostKeyWire: host.pub, principals: ['10.0.0.5', 'worker-1'], validAfter: 1_700_000_000n });
       const file = join(dir, `host-${type}-cert.pub`);
@@ -65,7 +67,7 @@ from cryptography.hazmat.primitives.serialization import load_ssh_public_identit
 c = load_ssh_public_identity(open(sys.argv[1], "rb").read())
 c.verify_cert_signature()
 print(c.type, c.valid_principals, c.valid_before)`;
-      assert.match(execFileSync('python3', ['-c', py, file]).toString(), /SSHCertificateType.HOST \[b'10\.0\.0\.5', b'worker-1'\] 18446744073709551615/);
+      if (havePySshCerts) assert.match(execFileSync('python3', ['-c', py, file]).toString(), /SSHCertificateType.HOST \[b'10\.0\.0\.5', b'worker-1'\] 18446744073709551615/);
       const parsed = parseSshCertificate(cert);
       assert.equal(parsed.signatureValid, true);
       assert.deepEqual(parsed.principals, ['10.0.0.5', 'worker-1']);
@@ -76,7 +78,8 @@ print(c.type, c.valid_principals, c.valid_before)`;
       bad[at] = bad[at]! ^ 1;
       assert.equal(parseSshCertificate(bad).signatureValid, false);
       writeFileSync(file, authorizedKeyLine(bad));
-      assert.notEqual(spawnSync('python3', ['-c', py, file]).status, 0);
+      assert.notEqual(spawnSync('ssh-keygen', ['-L', '-f', file]).status, 0, 'ssh-keygen refuses a certificate whose CA signature does not verify');
+      if (havePySshCerts) assert.notEqual(spawnSync('python3', ['-c', py, file]).status, 0);
     });
   }
 

@@ -170,7 +170,7 @@ describe('InitServer (TestInit)', () => {
     });
   }
 
-  it('stop() waits for a running init and then refuses new calls', async () => {
+  it('stop() waits for a running init and meanwhile refuses new calls with FailedPrecondition', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const s = setup({ cluster: { initCluster: async () => (await gate, Buffer.from('k')) } });
@@ -188,6 +188,14 @@ describe('InitServer (TestInit)', () => {
     const stopping = s.server.stop().then(() => (stopped = true));
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(stopped, false, 'stop waits for the running Init');
+    // Meanwhile a second init is refused as final (FailedPrecondition), not as retryable.
+    const second = await new Promise<grpc.ServiceError>((resolve) => {
+      const st2 = client.init(request());
+      st2.on('data', () => undefined);
+      st2.on('error', resolve);
+    });
+    assert.equal(second.code, grpc.status.FAILED_PRECONDITION);
+    assert.equal(second.details, 'node is already being activated');
     release();
     await done;
     await stopping;

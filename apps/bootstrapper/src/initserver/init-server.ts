@@ -51,7 +51,9 @@ export class InitServer {
 
   private async handle(call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>): Promise<void> {
     if (this.#stopping) {
-      call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'init server is shutting down' });
+      // The server only stops once the node is locked (by an init or a join): the node will never
+      // accept an init again, so say so instead of UNAVAILABLE, which clients would retry.
+      call.emit('error', { code: grpc.status.FAILED_PRECONDITION, details: 'node is already being activated' });
       return;
     }
     this.#running++;
