@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, X509Certificate } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import * as k8s from '@kubernetes/client-node';
@@ -14,10 +16,13 @@ import { atlsChannelCredentials } from '@asterism/atls';
 import { deriveClusterId, parseAuthorizedKeyLine, parseSshCertificate } from '@asterism/crypto';
 import { UPDATE_GROUP, UPDATE_VERSION } from '@asterism/k8s';
 import { testenvUnavailable } from '@asterism/k8s-testenv';
+import { buildGoPeer, haveGo, runGoClient } from '@asterism/interop';
 import { join as joinApi } from '@asterism/proto';
+import { missingComponent } from '@asterism/testing';
 import { call, DISK_UUID, joinRequest, keyserviceCalls, MEASUREMENT_SALT, startHarness, type Harness } from './joinservice-harness.int.spec.js';
 
 const skip = testenvUnavailable();
+const goSkip = skip || ((await haveGo()) ? false : missingComponent('go', 'a Go toolchain on PATH'));
 
 describe('joinservice process against a real control plane and keyservice', { skip }, () => {
   let h: Harness;
@@ -103,6 +108,26 @@ describe('joinservice process against a real control plane and keyservice', { sk
       unattested.close();
     }
     assert.equal(await keyserviceCalls(h.keyserviceMetrics), before, 'no GetDataKey call was made');
+  });
+
+  it('a reference-protocol client (Go crypto/tls + grpc-go, CA-list nonce, dummy variant) gets a ticket', { skip: goSkip }, async () => {
+    const bin = await buildGoPeer();
+    const req = joinRequest(h.dir, 'go-node');
+    writeFileSync(join(h.dir, 'go-node.csr.der'), req.certificateRequest);
+    writeFileSync(join(h.dir, 'go-node.hostkey'), req.hostPublicKey);
+    const before = await keyserviceCalls(h.keyserviceMetrics);
+    const r = await runGoClient(bin, h.endpoint, ['-attest', '-method', 'join', '-csr', join(h.dir, 'go-node.csr.der'), '-hostkey', join(h.dir, 'go-node.hostkey')]);
+    assert.equal(r.ok, true, `${r.code}: ${r.message}`);
+    assert.equal(r.certRequested, true, 'the server asked for the client certificate (CA-list nonce)');
+    assert.match(r.token ?? '', /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
+    assert.match(new X509Certificate(r.kubeletCert!).subject, /CN=system:node:go-node/);
+    assert.equal(r.dataKey?.length, 64);
+    assert.equal(await keyserviceCalls(h.keyserviceMetrics), before + 3);
+    // Without attestation the Go client is refused before any key is fetched.
+    const refused = await runGoClient(bin, h.endpoint, ['-method', 'join', '-csr', join(h.dir, 'go-node.csr.der'), '-hostkey', join(h.dir, 'go-node.hostkey')]);
+    assert.equal(refused.ok, false);
+    assert.equal(refused.code, 'Unauthenticated');
+    assert.equal(await keyserviceCalls(h.keyserviceMetrics), before + 3);
   });
 
   it('logs every line of one join with its join id and never logs key material', async () => {

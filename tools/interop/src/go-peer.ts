@@ -45,6 +45,8 @@ export interface GoClientResult {
   message?: string;
   dataKey?: string;
   messages?: string[];
+  token?: string;
+  kubeletCert?: string;
   certRequested: boolean;
   acceptableCAs: number;
 }
