@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { Variant } from '@asterism/attestation';
-import { normalizeGoFlags } from '@asterism/service-runtime';
+import { FlagError, intFlag as int, normalizeGoFlags } from '@asterism/service-runtime';
 
 /** Bootstrapper configuration: the reference's `-v` and environment (SPEC.md §8.1) plus Asterism's paths. */
 export interface BootstrapperConfig {
@@ -61,16 +61,7 @@ Flags (environment in brackets):
   --api-server-port <n>          local backend: API server port, 0 = free (default 6443)
   -h, --help                     show this help`;
 
-/** A command-line problem; main prints it with the usage and exits 2. */
-export class FlagError extends Error {}
-
-function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
-  if (raw === undefined) return fallback;
-  if (!/^-?\d+$/.test(raw)) throw new FlagError(`invalid value "${raw}" for --${name}: not an integer`);
-  const n = Number(raw);
-  if (n < min || n > max) throw new FlagError(`invalid value ${n} for --${name}: must be between ${min} and ${max}`);
-  return n;
-}
+export { FlagError };
 
 /** Parses argv (without node and script) and the environment; null = help requested. */
 export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): BootstrapperConfig | null {

@@ -14,9 +14,9 @@ import { atlsServerCredentials } from '@asterism/atls';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
 import { QemuMetadataClient, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
 import { NodeLock, TpmNodeMarker } from '@asterism/nodelock';
-import { handleShutdownSignals } from '@asterism/service-runtime';
+import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { CryptsetupStateDisk } from './disk/state-disk.js';
-import { FlagError, parseFlags, USAGE, type BootstrapperConfig } from './flags.js';
+import { parseFlags, USAGE, type BootstrapperConfig } from './flags.js';
 import { OsHostInfo } from './host/host-info.js';
 import { FileLogSource } from './host/log-source.js';
 import { InitFlow } from './initserver/init-flow.js';
@@ -74,20 +74,8 @@ function metadataFor(config: BootstrapperConfig): MetadataProvider {
 
 async function main(): Promise<void> {
   const started = Date.now();
-  let config: BootstrapperConfig | null;
-  try {
-    config = parseFlags(process.argv.slice(2));
-  } catch (err) {
-    if (err instanceof FlagError) {
-      process.stderr.write(`bootstrapper: ${err.message}\n\n${USAGE}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
-  if (config === null) {
-    process.stdout.write(`${USAGE}\n`);
-    return;
-  }
+  const config = parseFlagsOrExit('bootstrapper', USAGE, () => parseFlags(process.argv.slice(2)));
+  if (config === null) return;
   const cfg = config;
   const secrets = new SecretRegistry();
   const logger = loggerFor(cfg, secrets);

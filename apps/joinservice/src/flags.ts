@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { Variant, type CloudProvider } from '@asterism/attestation';
-import { normalizeGoFlags } from '@asterism/service-runtime';
+import { FlagError, intFlag as int, normalizeGoFlags } from '@asterism/service-runtime';
 
 /** Joinservice configuration: the reference's flags (SPEC.md §9.1) plus Asterism's paths and ports. */
 export interface JoinServiceConfig {
@@ -57,16 +57,7 @@ Asterism flags:
 The attestation config file is re-read whenever it changes (ConfigMap updates included); in-flight
 joins finish with the config they started with. Also serves grpc.health.v1; stops on SIGTERM.`;
 
-/** A command-line problem; main prints it with the usage and exits 2. */
-export class FlagError extends Error {}
-
-function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
-  if (raw === undefined) return fallback;
-  if (!/^-?\d+$/.test(raw)) throw new FlagError(`invalid value "${raw}" for --${name}: not an integer`);
-  const n = Number(raw);
-  if (n < min || n > max) throw new FlagError(`invalid value ${n} for --${name}: must be between ${min} and ${max}`);
-  return n;
-}
+export { FlagError };
 
 const PROVIDERS: Record<string, CloudProvider> = { aws: 'AWS', azure: 'Azure', gcp: 'GCP', openstack: 'OpenStack', stackit: 'OpenStack', qemu: 'QEMU' };
 

@@ -11,12 +11,12 @@ import { atlsServerCredentials } from '@asterism/atls';
 import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, type KubeClients } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
 import { QemuMetadataClient, QEMU_METADATA_BASE_URL } from '@asterism/metadata';
-import { handleShutdownSignals } from '@asterism/service-runtime';
+import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { ConfigWatcher } from './attestation/config-watcher.js';
 import { UpdatableValidator } from './attestation/updatable-validator.js';
 import { CertCache, certCacheSignerFor } from './certcache/cert-cache.js';
 import { HttpKdsChainSource } from './certcache/kds-client.js';
-import { FlagError, parseFlags, USAGE, type JoinServiceConfig } from './flags.js';
+import { parseFlags, USAGE, type JoinServiceConfig } from './flags.js';
 import { KeyServiceClient } from './keyservice-client.js';
 import { ClusterComponents, KubeadmJoinTokens } from './kubernetes/cluster-sources.js';
 import { ClusterConfigurationSans, ControlPlaneFilesReader } from './kubernetes/kubeadm-files.js';
@@ -45,20 +45,8 @@ async function apiServerEndpoint(config: JoinServiceConfig): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  let config: JoinServiceConfig | null;
-  try {
-    config = parseFlags(process.argv.slice(2));
-  } catch (err) {
-    if (err instanceof FlagError) {
-      process.stderr.write(`joinservice: ${err.message}\n\n${USAGE}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
-  if (config === null) {
-    process.stdout.write(`${USAGE}\n`);
-    return;
-  }
+  const config = parseFlagsOrExit('joinservice', USAGE, () => parseFlags(process.argv.slice(2)));
+  if (config === null) return;
   const secrets = new SecretRegistry();
   const logger = createLogger({ component: 'joinservice', level: levelFromVerbosity(config.verbosity), secrets });
   const cfg = config;

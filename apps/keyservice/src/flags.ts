@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { normalizeGoFlags } from '@asterism/service-runtime';
+import { FlagError, intFlag as int, normalizeGoFlags } from '@asterism/service-runtime';
 
 /** Keyservice configuration, from flags (reference flags and defaults, SPEC.md §10.1). */
 export interface KeyServiceConfig {
@@ -28,16 +28,7 @@ Flags:
 
 Also serves grpc.health.v1 on the gRPC port. Stops gracefully on SIGTERM.`;
 
-/** A command-line problem; main prints the message and the usage and exits 2. */
-export class FlagError extends Error {}
-
-function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
-  if (raw === undefined) return fallback;
-  if (!/^-?\d+$/.test(raw)) throw new FlagError(`invalid value "${raw}" for --${name}: not an integer`);
-  const n = Number(raw);
-  if (n < min || n > max) throw new FlagError(`invalid value ${n} for --${name}: must be between ${min} and ${max}`);
-  return n;
-}
+export { FlagError };
 
 /** Parses argv (without node and script); returns null when help was requested. */
 export function parseFlags(argv: string[]): KeyServiceConfig | null {

@@ -1,26 +1,14 @@
 #!/usr/bin/env node
 /** keyservice entry point: flags -> master secret files -> gRPC + health + metrics -> SIGTERM. */
 import { createLogger, levelFromVerbosity, SecretRegistry } from '@asterism/logger';
-import { handleShutdownSignals } from '@asterism/service-runtime';
-import { FlagError, parseFlags, USAGE } from './flags.js';
+import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
+import { parseFlags, USAGE } from './flags.js';
 import { loadMasterSecret } from './master-secret.js';
 import { startKeyService } from './service.js';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = parseFlags(process.argv.slice(2));
-  } catch (err) {
-    if (err instanceof FlagError) {
-      process.stderr.write(`keyservice: ${err.message}\n\n${USAGE}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
-  if (config === null) {
-    process.stdout.write(`${USAGE}\n`);
-    return;
-  }
+  const config = parseFlagsOrExit('keyservice', USAGE, () => parseFlags(process.argv.slice(2)));
+  if (config === null) return;
   const secrets = new SecretRegistry();
   const logger = createLogger({ component: 'keyservice', level: levelFromVerbosity(config.verbosity), secrets });
   let masterSecret;

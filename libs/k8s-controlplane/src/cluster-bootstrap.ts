@@ -4,7 +4,8 @@ import { fromApiError } from '@asterism/k8s';
 /** The group kubeadm puts node bootstrap tokens in (and so does the joinservice). */
 export const NODE_TOKEN_GROUP = 'system:bootstrappers:kubeadm:default-node-token';
 
-async function ensure(what: string, create: () => Promise<unknown>): Promise<void> {
+/** Creates an object; "already exists" is success (idempotent setup). */
+export async function ensure(what: string, create: () => Promise<unknown>): Promise<void> {
   try {
     await create();
   } catch (err) {

@@ -2,7 +2,6 @@ import * as k8s from '@kubernetes/client-node';
 import {
   componentsConfigMapName,
   encodeComponents,
-  fromApiError,
   JOINING_NODE_CRD,
   NODE_VERSION_CRD,
   NODE_VERSION_NAME,
@@ -10,15 +9,7 @@ import {
   UPDATE_VERSION,
 } from '@asterism/k8s';
 import type { components } from '@asterism/proto';
-
-async function ensure(what: string, create: () => Promise<unknown>): Promise<void> {
-  try {
-    await create();
-  } catch (err) {
-    const e = fromApiError(err, `creating ${what}`);
-    if (e.code !== 'K8S_ALREADY_EXISTS') throw e;
-  }
-}
+import { ensure } from './cluster-bootstrap.js';
 
 async function waitForCrd(ext: k8s.ApiextensionsV1Api, name: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

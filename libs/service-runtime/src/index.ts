@@ -4,3 +4,4 @@ export { MetricsEndpoint, ServiceMetrics } from './metrics.js';
 export { RpcError, toServiceError } from './rpc-error.js';
 export { handleShutdownSignals } from './signals.js';
 export { normalizeGoFlags } from './go-flags.js';
+export { FlagError, intFlag, parseFlagsOrExit } from './cli-flags.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { clientsFromConfig, type KubeClients } from '@asterism/k8s';
+import { clientsFromConfig, kubeConfigFor, type KubeClients } from '@asterism/k8s';
 import { setUpBootstrapTokenAccess, startControlPlane, type RunningControlPlane } from '@asterism/k8s-controlplane';
 import { missingComponent } from '@asterism/testing';
 import { controlPlaneBinaries, missingBinaries } from './binaries.js';
@@ -41,22 +41,6 @@ export async function startTestControlPlane(opts: { progress?: (l: string) => vo
     stop,
     admin: clientsFromConfig(config),
     kubeadm: bins.kubeadm,
-    kubeconfigFor(user) {
-      const kc = new k8s.KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'c', server: cp.server, caData: Buffer.from(cp.pki.ca.certPem).toString('base64'), skipTLSVerify: false }],
-        users: [
-          {
-            name: 'u',
-            ...(user.token ? { token: user.token } : {}),
-            ...(user.certPem ? { certData: Buffer.from(user.certPem).toString('base64') } : {}),
-            ...(user.keyPem ? { keyData: Buffer.from(user.keyPem).toString('base64') } : {}),
-          },
-        ],
-        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-        currentContext: 'x',
-      });
-      return kc;
-    },
+    kubeconfigFor: (user) => kubeConfigFor(cp.server, cp.pki.ca.certPem, user),
   };
 }

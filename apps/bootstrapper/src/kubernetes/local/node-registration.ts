@@ -1,24 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
-import { fromApiError } from '@asterism/k8s';
+import { fromApiError, kubeConfigFor } from '@asterism/k8s';
 
-/** How a local node talks to the API server with a given identity. */
-export function kubeConfigFor(server: string, caPem: string, user: { token?: string; certPem?: string; keyPem?: string }): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'cluster', server, caData: Buffer.from(caPem).toString('base64'), skipTLSVerify: false }],
-    users: [
-      {
-        name: 'user',
-        ...(user.token ? { token: user.token } : {}),
-        ...(user.certPem ? { certData: Buffer.from(user.certPem).toString('base64') } : {}),
-        ...(user.keyPem ? { keyData: Buffer.from(user.keyPem).toString('base64') } : {}),
-      },
-    ],
-    contexts: [{ name: 'ctx', cluster: 'cluster', user: 'user' }],
-    currentContext: 'ctx',
-  });
-  return kc;
-}
+export { kubeConfigFor };
 
 /** Who the API server says we are (SelfSubjectReview). */
 export async function whoAmI(kc: k8s.KubeConfig): Promise<{ username: string; groups: string[] }> {
