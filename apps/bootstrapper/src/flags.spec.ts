@@ -11,6 +11,7 @@ describe('bootstrapper flags', () => {
     assert.equal(c.joinServicePort, 30090);
     assert.equal(c.tpm, '/dev/tpmrm0');
     assert.equal(c.backend, 'kubeadm');
+    assert.equal(c.stateDiskPbkdf, 'light');
   });
 
   it('flags win over the environment', () => {
@@ -20,6 +21,7 @@ describe('bootstrapper flags', () => {
     assert.equal(c.variant.name, 'dummy');
     assert.equal(c.backend, 'local');
     assert.deepEqual(c.addresses, ['127.0.0.11', '::1']);
+    assert.equal(parseFlags(['--attestation-variant', 'dummy', '--state-disk-pbkdf', 'benchmarked'], {})!.stateDiskPbkdf, 'benchmarked');
   });
 
   it('explains what is wrong', () => {
@@ -29,6 +31,7 @@ describe('bootstrapper flags', () => {
     assert.throws(() => parseFlags(['--attestation-variant', 'dummy', '--metadata', 'file:/m.json'], {}), /--node-name is required/);
     assert.throws(() => parseFlags(['--attestation-variant', 'dummy', '--tpm', 'swtpm'], {}), /invalid --tpm/);
     assert.throws(() => parseFlags(['--attestation-variant', 'dummy', '--init-port', '70000'], {}), /between 0 and 65535/);
+    assert.throws(() => parseFlags(['--attestation-variant', 'dummy', '--state-disk-pbkdf', 'toString'], {}), /unknown --state-disk-pbkdf "toString": want light or benchmarked/);
     assert.equal(parseFlags(['-h'], {}), null);
   });
 });

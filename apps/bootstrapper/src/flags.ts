@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { Variant } from '@asterism/attestation';
 import { FlagError, intFlag as int, normalizeGoFlags } from '@asterism/service-runtime';
+import { STATE_DISK_PBKDF_PRESETS, type StateDiskPbkdfPreset } from './disk/state-disk.js';
 
 /** Bootstrapper configuration: the reference's `-v` and environment (SPEC.md §8.1) plus Asterism's paths. */
 export interface BootstrapperConfig {
@@ -13,6 +14,8 @@ export interface BootstrapperConfig {
   tpm: string;
   stateDisk: string;
   initialKeyPath: string;
+  /** PBKDF of the keyslot holding the cluster-derived disk key. */
+  stateDiskPbkdf: StateDiskPbkdfPreset;
   /** `file:<path>` (static metadata, with `--node-name`) or an http(s) base URL (qemu metadata API). */
   metadata: string;
   nodeName: string | undefined;
@@ -46,6 +49,8 @@ Flags (environment in brackets):
   --tpm <t>                      /dev/tpmrm0, unix:<swtpm socket> or tcp:<host>:<port> (default /dev/tpmrm0)
   --state-disk <dev|file>        LUKS2 state disk (default /dev/mapper/state)
   --initial-key <file>           its initial passphrase (default /run/cryptsetup-keys.d/state.key)
+  --state-disk-pbkdf <p>         keyslot KDF for the derived disk key: light (argon2id 64 MiB,
+                                 ~0.3 s) or benchmarked (cryptsetup's ~2 s / 1 GiB) (default light)
   --metadata <src>               file:<path> or a qemu metadata API URL (default http://10.42.0.1:8080)
   --node-name <name>             this node's name in a file: metadata source
   --k8s-backend <b>              kubeadm | local (default kubeadm)
@@ -79,6 +84,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
         tpm: { type: 'string' },
         'state-disk': { type: 'string' },
         'initial-key': { type: 'string' },
+        'state-disk-pbkdf': { type: 'string' },
         metadata: { type: 'string' },
         'node-name': { type: 'string' },
         'k8s-backend': { type: 'string' },
@@ -112,6 +118,8 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const metadata = values.metadata ?? 'http://10.42.0.1:8080';
   if (metadata.startsWith('file:') && !values['node-name']) throw new FlagError('--node-name is required with a file: metadata source');
   if (!/^(file:.+|https?:\/\/.+)$/.test(metadata)) throw new FlagError(`invalid --metadata "${metadata}": want file:<path> or an http(s) URL`);
+  const pbkdf = values['state-disk-pbkdf'] ?? 'light';
+  if (!Object.hasOwn(STATE_DISK_PBKDF_PRESETS, pbkdf)) throw new FlagError(`unknown --state-disk-pbkdf "${pbkdf}": want ${Object.keys(STATE_DISK_PBKDF_PRESETS).join(' or ')}`);
   const tpm = values.tpm ?? '/dev/tpmrm0';
   if (!/^(\/.+|unix:.+|tcp:[^:]+:\d+)$/.test(tpm)) throw new FlagError(`invalid --tpm "${tpm}": want a device path, unix:<path> or tcp:<host>:<port>`);
   return {
@@ -122,6 +130,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     tpm,
     stateDisk: values['state-disk'] ?? '/dev/mapper/state',
     initialKeyPath: values['initial-key'] ?? '/run/cryptsetup-keys.d/state.key',
+    stateDiskPbkdf: pbkdf as StateDiskPbkdfPreset,
     metadata,
     nodeName: values['node-name'],
     backend,

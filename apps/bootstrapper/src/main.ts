@@ -15,7 +15,7 @@ import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@
 import { QemuMetadataClient, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
 import { NodeLock, TpmNodeMarker } from '@asterism/nodelock';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
-import { CryptsetupStateDisk } from './disk/state-disk.js';
+import { CryptsetupStateDisk, STATE_DISK_PBKDF_PRESETS } from './disk/state-disk.js';
 import { parseFlags, USAGE, type BootstrapperConfig } from './flags.js';
 import { OsHostInfo } from './host/host-info.js';
 import { FileLogSource } from './host/log-source.js';
@@ -90,7 +90,7 @@ async function main(): Promise<void> {
   const issuer = issuerFor(cfg, tpm);
   const lock = new NodeLock(new TpmNodeMarker(tpm.open));
   const metadata = metadataFor(cfg);
-  const disk = new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath);
+  const disk = new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath, STATE_DISK_PBKDF_PRESETS[cfg.stateDiskPbkdf]);
   const host = new OsHostInfo(cfg.addresses ? { addresses: cfg.addresses, ...(cfg.nodeName ? { hostname: cfg.nodeName } : {}) } : undefined);
   const hostKey = new HostKeyFile(files);
   const dialer = new AtlsJoinServiceDialer(issuer);

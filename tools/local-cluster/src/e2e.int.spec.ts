@@ -95,9 +95,32 @@ describe('local cluster end to end', { skip }, () => {
     const pidFile = join(layout.nodeRoot('control-plane-0'), 'var/lib/asterism/services/keyservice.pid');
     const pid = Number(readFileSync(pidFile, 'utf8'));
     process.kill(pid, 'SIGKILL');
-    await addNode(root, 'worker-late');
+    // The supervisor restarts it; freeze the new one so the next join meets a dead keyservice.
+    const restarted = await eventually('the keyservice restarted', async () => {
+      const p = Number(readFileSync(pidFile, 'utf8'));
+      return p !== pid && alive(p) ? p : undefined;
+    });
+    process.kill(restarted, 'SIGSTOP');
+    try {
+      await addNode(root, 'worker-late');
+      const failed = await eventually(
+        'a join of worker-late failing on the keyservice',
+        async () => {
+          const lines = jsonLines(joinserviceLog());
+          const ids = new Set(lines.filter((l) => l.msg === 'issuing join ticket' && l.nodeName === 'worker-late').map((l) => l.joinId));
+          return lines.find((l) => l.msg === 'ticket failed' && ids.has(l.joinId));
+        },
+        90_000,
+      );
+      assert.equal(failed.code, 'KEYSERVICE_UNAVAILABLE');
+      const lateRoot = layout.nodeRoot('worker-late');
+      assert.equal((await readNodeStatus(layout, 'worker-late'))?.phase, 'waiting');
+      assert.ok(!existsSync(join(lateRoot, 'run/state/constellation/node_state.json')), 'no node state before a ticket');
+      assert.ok(!(await nodeObjects(layout)).includes('worker-late'));
+    } finally {
+      process.kill(restarted, 'SIGCONT');
+    }
     await waitForNodes(layout, ['worker-late'], 90_000, log);
-    assert.notEqual(Number(readFileSync(pidFile, 'utf8')), pid, 'the keyservice was restarted');
     const state = JSON.parse(readFileSync(join(layout.nodeRoot('worker-late'), 'run/state/constellation/node_state.json'), 'utf8')) as { Role: string };
     assert.equal(state.Role, 'Worker');
   });

@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { missingComponent } from '@asterism/testing';
 import { CryptsetupError } from './cryptsetup.js';
-import { CryptsetupStateDisk, formatStateDisk } from './state-disk.js';
+import { CryptsetupStateDisk, formatStateDisk, STATE_DISK_PBKDF_PRESETS } from './state-disk.js';
 
 const skip = spawnSync('cryptsetup', ['--version']).status === 0 ? false : missingComponent('cryptsetup', 'apt-get install cryptsetup-bin');
 const dir = mkdtempSync(join(tmpdir(), 'state-disk-'));
@@ -17,7 +17,7 @@ after(() => {
   // cryptsetup may create /dev/mapper/control even though it cannot map anything here.
 });
 
-async function freshDisk(name: string) {
+async function freshDisk(name: string, pbkdf: ConstructorParameters<typeof CryptsetupStateDisk>[2] = { pbkdf: 'pbkdf2', iterations: 1000 }) {
   const image = join(dir, `${name}.img`);
   writeFileSync(image, '');
   truncateSync(image, 32 * 1024 * 1024);
@@ -25,7 +25,7 @@ async function freshDisk(name: string) {
   const keyPath = join(dir, `${name}.key`);
   writeFileSync(keyPath, initial, { mode: 0o600 });
   await formatStateDisk(image, initial);
-  return { image, initial, disk: new CryptsetupStateDisk(image, keyPath, { pbkdf: 'pbkdf2', iterations: 1000 }) };
+  return { image, initial, disk: new CryptsetupStateDisk(image, keyPath, pbkdf) };
 }
 
 describe('CryptsetupStateDisk on an image file', { skip }, () => {
@@ -44,6 +44,15 @@ describe('CryptsetupStateDisk on an image file', { skip }, () => {
     assert.deepEqual(await disk.token(), { type: 'constellation-state-disk', keyslots: [], diskIsInitialized: true });
     await disk.markForReset();
     assert.deepEqual(await disk.token(), { type: 'constellation-state-disk', keyslots: [], diskIsInitialized: false });
+  });
+
+  it('the light preset writes an argon2id keyslot with 64 MiB, 4 passes and 1 lane that the derived key opens', async () => {
+    const { image, disk } = await freshDisk('light', STATE_DISK_PBKDF_PRESETS.light);
+    const derived = randomBytes(32);
+    await disk.updatePassphrase(derived);
+    const slot = (JSON.parse(spawnSync('cryptsetup', ['luksDump', '--dump-json-metadata', image]).stdout.toString()) as { keyslots: Record<string, { kdf: Record<string, unknown> }> }).keyslots['0']!.kdf;
+    assert.deepEqual({ type: slot.type, time: slot.time, memory: slot.memory, cpus: slot.cpus }, { type: 'argon2id', time: 4, memory: 65536, cpus: 1 });
+    assert.equal(await disk.testPassphrase(derived), true);
   });
 
   it('fails with a clear error when the initial key file is missing (TestUpdatePassphrase)', async () => {

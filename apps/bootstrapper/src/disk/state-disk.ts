@@ -23,6 +23,19 @@ export interface PbkdfOptions {
   memoryKiB?: number;
 }
 
+/**
+ * Keyslot PBKDF presets of the bootstrapper (docs/adr/0006-state-disk-keyslot-pbkdf.md).
+ * - `light`: argon2id, 64 MiB, 4 passes, 1 lane (about 0.3 s to set, 0.2 s to unlock). The
+ *   state disk key is 32 bytes of HKDF output, so a costly KDF adds nothing against guessing.
+ * - `benchmarked`: cryptsetup's own benchmark (about 2 s to unlock, up to 1 GiB of memory),
+ *   what the reference's libcryptsetup defaults give.
+ */
+export const STATE_DISK_PBKDF_PRESETS = {
+  light: { pbkdf: 'argon2id', iterations: 4, memoryKiB: 64 * 1024 },
+  benchmarked: undefined,
+} as const satisfies Record<string, PbkdfOptions | undefined>;
+export type StateDiskPbkdfPreset = keyof typeof STATE_DISK_PBKDF_PRESETS;
+
 function pbkdfArgs(p: PbkdfOptions | undefined): string[] {
   if (!p) return [];
   const args = ['--pbkdf', p.pbkdf];

@@ -117,8 +117,11 @@ export class InitFlow {
     d.onLocked();
 
     const after = async <T>(context: string, fn: () => Promise<T>): Promise<T> => {
+      const started = performance.now();
       try {
-        return await fn();
+        const out = await fn();
+        d.logger.info('init step finished', { step: context, durationMs: Math.round(performance.now() - started) });
+        return out;
       } catch (err) {
         throw new InitFailure(grpc.status.INTERNAL, `${context}: ${(err as Error).message}`, true, { cause: err });
       }

@@ -177,8 +177,10 @@ export class JoinClient {
     d.onLocked();
 
     const step = async (context: string, fn: () => Promise<unknown>) => {
+      const started = performance.now();
       try {
         await fn();
+        d.logger.info('join step finished', { step: context, durationMs: Math.round(performance.now() - started) });
       } catch (err) {
         throw new JoinClientError('JOIN_FAILED', `${context}: ${(err as Error).message}`, { cause: err });
       }
@@ -205,6 +207,7 @@ export class JoinClient {
     const attempts = this.options.joinAttempts ?? 3;
     const deadline = AbortSignal.timeout(this.options.joinTimeoutMs ?? 5 * 60_000);
     let last: unknown;
+    const joinStarted = performance.now();
     for (let i = 1; i <= attempts && !deadline.aborted; i++) {
       try {
         await d.cluster.joinCluster(
@@ -221,7 +224,7 @@ export class JoinClient {
           },
           deadline,
         );
-        d.logger.info('joined the cluster', { nodeName, attempt: i });
+        d.logger.info('joined the cluster', { nodeName, attempt: i, durationMs: Math.round(performance.now() - joinStarted) });
         return 'joined';
       } catch (err) {
         last = err;

@@ -82,6 +82,8 @@ describe('runInit', () => {
     }, probe);
     await run;
     assert.ok(p.lines.some((l) => /Retrying/.test(l)));
+    // The reason is grpc-js's connection error without its framing.
+    assert.ok(p.lines.includes(`Node not reachable yet (connect ECONNREFUSED 127.0.0.1:${probe})`), p.lines.join('\n'));
   });
 
   it('does not retry after the node answered', async () => {

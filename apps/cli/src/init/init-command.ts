@@ -111,7 +111,7 @@ export async function runInit(connector: InitConnector, opts: InitOptions, progr
         const code = (err as { code?: number }).code;
         const retriable = !connected && (code === grpc.status.UNAVAILABLE || code === grpc.status.DEADLINE_EXCEEDED);
         if (retriable && Date.now() < deadline) {
-          progress.info(`Node not reachable yet: ${(err as Error).message}`);
+          progress.info(`Node not reachable yet (${connectionReason(err)})`);
           await new Promise((r) => setTimeout(r, opts.retryDelayMs ?? 2000));
           continue;
         }
@@ -141,3 +141,13 @@ async function finish(success: init.InitSuccessResponse, opts: InitOptions, mast
   progress.info(`Kubeconfig: ${kubeconfigPath}`);
   return { clusterId: success.clusterId, kubeconfigPath, masterSecretPath, measurementSalt, masterSecret };
 }
+
+/** grpc-js's connection failure text without its framing: `connect ECONNREFUSED 10.0.0.1:9000`. */
+function connectionReason(err: unknown): string {
+  const text = (err as { details?: string }).details ?? (err as Error).message;
+  return text
+    .replace(/\s*Resolution note:\s*$/, '')
+    .replace(/^No connection established\. Last error: (Error: )?/, '')
+    .replace(/\.$/, '');
+}
+
