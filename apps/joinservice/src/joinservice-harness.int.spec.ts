@@ -16,8 +16,8 @@ import { join as joinApi } from '@asterism/proto';
 import { startTsProcess, type ServiceProcess } from '@asterism/testing';
 
 export const DISK_UUID = '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';
-const MASTER = Buffer.alloc(32, 0x11);
-const SALT = Buffer.alloc(32, 0x22);
+export const MASTER = Buffer.alloc(32, 0x11);
+export const SALT = Buffer.alloc(32, 0x22);
 export const MEASUREMENT_SALT = Buffer.alloc(32, 0x33);
 
 export interface Harness {

@@ -6,18 +6,26 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createPrivateKey } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { controlPlaneBinaries, testenvUnavailable } from '@asterism/k8s-testenv';
-import { missingComponent, WORKSPACE_ROOT } from '@asterism/testing';
+import { ClusterKms, dataKeyInfo, MEASUREMENT_SECRET_KEY_ID, SSH_CA_KEY_SUFFIX, STATE_DISK_KEY_LENGTH, stateDiskKeyId } from '@asterism/crypto';
+import { findSecretLeaks, missingComponent, type NamedSecret, WORKSPACE_ROOT } from '@asterism/testing';
 import { addNode, down, nodeObjects, readNodeStatus, readState, rebootNode, up, waitForNodes } from './cluster.js';
 import { alive } from './detached.js';
 import { ClusterLayout } from './layout.js';
 
 const tools = ['swtpm', 'cryptsetup', 'ssh-keygen'].filter((t) => spawnSync('which', [t]).status !== 0);
 const skip = testenvUnavailable() || (tools.length ? missingComponent(tools.join(', '), 'bash tools/scripts/setup.sh') : false);
+
+function kubectlBinary(): string {
+  const kubectl = [`${WORKSPACE_ROOT}/.tools/kubectl/kubectl`, 'kubectl'].find((k) => (k.includes('/') ? existsSync(k) : spawnSync('which', [k]).status === 0));
+  assert.ok(kubectl, 'kubectl is available');
+  return kubectl;
+}
 
 async function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -32,7 +40,12 @@ async function eventually<T>(what: string, fn: () => Promise<T | undefined>, tim
 describe('local cluster end to end', { skip }, () => {
   const root = mkdtempSync(join(tmpdir(), 'asterism-e2e-'));
   const layout = new ClusterLayout(root);
-  const log = (l: string) => process.stderr.write(`[e2e] ${l}\n`);
+  /** Everything an operator saw on the console (the CLI's output included). */
+  const consoleLines: string[] = [];
+  const log = (l: string) => {
+    consoleLines.push(l);
+    process.stderr.write(`[e2e] ${l}\n`);
+  };
   const joinserviceLog = () => join(layout.nodeRoot('control-plane-0'), 'var/lib/asterism/services/logs/joinservice.log');
   const jsonLines = (path: string) =>
     readFileSync(path, 'utf8')
@@ -58,9 +71,7 @@ describe('local cluster end to end', { skip }, () => {
   });
 
   it('all three nodes joined; kubectl lists them; PCR 15 is the SPEC derivation of the cluster ID on every node', async () => {
-    const kubectl = [`${WORKSPACE_ROOT}/.tools/kubectl/kubectl`, 'kubectl'].find((k) => (k.includes('/') ? existsSync(k) : spawnSync('which', [k]).status === 0));
-    assert.ok(kubectl, 'kubectl is available');
-    const names = execFileSync(kubectl, ['--kubeconfig', layout.kubeconfig, 'get', 'nodes', '-o', 'name']).toString().trim().split('\n').sort();
+    const names = execFileSync(kubectlBinary(), ['--kubeconfig', layout.kubeconfig, 'get', 'nodes', '-o', 'name']).toString().trim().split('\n').sort();
     assert.deepEqual(names, ['node/control-plane-0', 'node/worker-0', 'node/worker-1']);
     const id = JSON.parse(readFileSync(join(layout.workspace, 'asterism-id.json'), 'utf8')) as { clusterID: string };
     const want = createHash('sha256').update(Buffer.alloc(32)).update(createHash('sha256').update(Buffer.from(id.clusterID, 'base64')).digest()).digest('hex');
@@ -123,5 +134,44 @@ describe('local cluster end to end', { skip }, () => {
     await waitForNodes(layout, ['worker-late'], 90_000, log);
     const state = JSON.parse(readFileSync(join(layout.nodeRoot('worker-late'), 'run/state/constellation/node_state.json'), 'utf8')) as { Role: string };
     assert.equal(state.Role, 'Worker');
+  });
+
+  it('no secret reaches a log, a status file or the console: master secret, salt, derived keys, init secret, tokens, kubelet keys', async () => {
+    const master = JSON.parse(readFileSync(join(layout.workspace, 'asterism-mastersecret.json'), 'utf8')) as { key: string; salt: string };
+    const key = Buffer.from(master.key, 'base64');
+    const salt = Buffer.from(master.salt, 'base64');
+    const kms = new ClusterKms({ key, salt });
+    const nodes = (await readState(layout))!.nodes.map((n) => n.name);
+    const secrets: NamedSecret[] = [
+      { name: 'master secret', value: key },
+      { name: 'master salt', value: salt },
+      { name: 'measurement secret', value: kms.getDek(dataKeyInfo(MEASUREMENT_SECRET_KEY_ID), 32) },
+      { name: 'SSH CA seed', value: kms.getDek(dataKeyInfo(SSH_CA_KEY_SUFFIX), 32) },
+      { name: 'init secret', value: readFileSync(layout.initSecretFile, 'utf8').trim() },
+    ];
+    for (const n of nodes) {
+      const uuid = execFileSync('cryptsetup', ['luksUUID', layout.diskImage(n)]).toString().trim().toLowerCase();
+      secrets.push({ name: `${n} state disk key`, value: kms.getDek(stateDiskKeyId(uuid), STATE_DISK_KEY_LENGTH) });
+      const keyPath = join(layout.nodeRoot(n), 'run/state/kubelet/pki/kubelet-client-key.pem');
+      if (!existsSync(keyPath)) continue; // the refused node never got one
+      const pem = readFileSync(keyPath, 'utf8');
+      const jwk = createPrivateKey(pem).export({ format: 'jwk' });
+      secrets.push({ name: `${n} kubelet private key`, value: Buffer.from(jwk.d!, 'base64url') }, { name: `${n} kubelet key PEM`, value: pem.split('\n')[2]! });
+    }
+    const tokens = JSON.parse(execFileSync(kubectlBinary(), ['--kubeconfig', layout.kubeconfig, 'get', 'secrets', '-n', 'kube-system', '-o', 'json']).toString()) as { items: Array<{ type: string; data: Record<string, string> }> };
+    for (const t of tokens.items.filter((i) => i.type === 'bootstrap.kubernetes.io/token')) {
+      secrets.push({ name: 'bootstrap token secret', value: Buffer.from(t.data['token-secret']!, 'base64').toString() });
+    }
+    assert.ok(secrets.some((s) => s.name === 'bootstrap token secret'), 'the joins left bootstrap tokens to look for');
+
+    const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => /\.log$|status\.json$/.test(f)).map((f) => join(root, f));
+    assert.ok(files.length >= nodes.length * 3, `logs found: ${files.length}`);
+    const leaks = [...files.map((f) => ({ where: f.slice(root.length + 1), text: readFileSync(f, 'latin1') })), { where: 'console', text: consoleLines.join('\n') }].flatMap(({ where, text }) =>
+      findSecretLeaks(text, secrets).map((l) => `${l} in ${where}`),
+    );
+    assert.deepEqual(leaks, []);
+    // The scan does see the logs: the cluster ID (public, logged on lock) is found by the same search.
+    const clusterId = Buffer.from((JSON.parse(readFileSync(join(layout.workspace, 'asterism-id.json'), 'utf8')) as { clusterID: string }).clusterID, 'base64');
+    assert.ok(files.some((f) => findSecretLeaks(readFileSync(f, 'latin1'), [{ name: 'cluster ID', value: clusterId }]).length > 0), 'the public cluster ID appears in some log');
   });
 });
