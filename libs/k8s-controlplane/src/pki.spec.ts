@@ -44,7 +44,12 @@ describe('createControlPlanePki', async () => {
   });
 
   it('builds a kubeconfig with embedded CA and client credentials', () => {
-    const kc = parse(buildKubeconfig({ server: 'https://127.0.0.1:6443', caPem: pki.ca.certPem, userName: 'u', clientCertPem: pki.admin.certPem, clientKeyPem: pki.admin.keyPem })) as Record<string, any>;
+    interface Kubeconfig {
+      'current-context': string;
+      clusters: [{ cluster: { 'certificate-authority-data': string } }];
+      users: [{ user: { 'client-key-data': string } }];
+    }
+    const kc = parse(buildKubeconfig({ server: 'https://127.0.0.1:6443', caPem: pki.ca.certPem, userName: 'u', clientCertPem: pki.admin.certPem, clientKeyPem: pki.admin.keyPem })) as Kubeconfig;
     assert.equal(kc['current-context'], 'u@kubernetes');
     assert.equal(Buffer.from(kc.clusters[0].cluster['certificate-authority-data'], 'base64').toString(), pki.ca.certPem);
     assert.ok(kc.users[0].user['client-key-data']);
