@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import { spawn, execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { controlPlaneBinaries, testenvUnavailable } from '@asterism/k8s-testenv';
-import { missingComponent, WORKSPACE_ROOT } from '@asterism/testing';
+import { kubectlBinary, missingComponent, WORKSPACE_ROOT } from '@asterism/testing';
 import {
   attestationConfigJson,
   ClusterLayout,
@@ -111,8 +111,7 @@ describe('bootstrapper + cli processes on one node', { skip }, () => {
     const loser = results.find((x) => x.code !== 0)!;
     assert.match(loser.stderr, /FailedPrecondition desc = node is already being activated|already being activated/);
     const kubeconfig = winners[0]!.stdout.trim();
-    const kubectl = [`${WORKSPACE_ROOT}/.tools/kubectl/kubectl`, 'kubectl'].find((k) => (k.includes('/') ? existsSync(k) : spawnSync('which', [k]).status === 0))!;
-    assert.equal(execFileSync(kubectl, ['--kubeconfig', kubeconfig, 'get', '--raw', '/readyz']).toString().trim(), 'ok');
+    assert.equal(execFileSync(kubectlBinary(), ['--kubeconfig', kubeconfig, 'get', '--raw', '/readyz']).toString().trim(), 'ok');
     const id = JSON.parse(readFileSync(join(kubeconfig, '..', 'asterism-id.json'), 'utf8')) as { clusterID: string };
     for (let i = 0; i < 100 && (await readNodeStatus(layout, node!.name))?.phase !== 'initialized'; i++) await new Promise((r) => setTimeout(r, 100));
     const want = createHash('sha256').update(Buffer.alloc(32)).update(createHash('sha256').update(Buffer.from(id.clusterID, 'base64')).digest()).digest('hex');

@@ -2,3 +2,4 @@
 export { ServiceProcess, startTsProcess, WORKSPACE_ROOT } from './process.js';
 export { IN_CI, missingComponent } from './env.js';
 export { findSecretLeaks, secretForms, type NamedSecret } from './secrets.js';
+export { eventually, kubectlBinary } from './wait.js';

@@ -6,13 +6,13 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { BootstrapTokenIssuer, bootstrapTokenSecret, formatBootstrapToken, generateBootstrapToken, JOIN_TOKEN_TTL_MS } from '@asterism/k8s';
-import { WORKSPACE_ROOT } from '@asterism/testing';
+import { eventually, kubectlBinary } from '@asterism/testing';
 import { startTestControlPlane, testenvUnavailable, type TestControlPlane } from './testenv.js';
 
 const skip = testenvUnavailable();
@@ -25,16 +25,6 @@ function verifyDetachedJws(jws: string, payload: string, key: string): boolean {
   if (alg.alg !== 'HS256') return false;
   const mac = createHmac('sha256', key).update(`${header}.${Buffer.from(payload).toString('base64url')}`).digest('base64url');
   return mac === signature;
-}
-
-async function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 describe('k8s-testenv: a real control plane', { skip }, () => {
@@ -91,9 +81,7 @@ describe('k8s-testenv: a real control plane', { skip }, () => {
   });
 
   it('kubectl get --raw /readyz succeeds with the admin kubeconfig', () => {
-    const kubectl = [`${WORKSPACE_ROOT}/.tools/kubectl/kubectl`, 'kubectl'].find((k) => (k.includes('/') ? existsSync(k) : spawnSync('which', [k]).status === 0));
-    assert.ok(kubectl, 'kubectl is available (tools/scripts/setup.sh unpacks it into .tools/)');
-    assert.equal(execFileSync(kubectl, ['--kubeconfig', cp.adminKubeconfigPath, 'get', '--raw', '/readyz']).toString().trim(), 'ok');
+    assert.equal(execFileSync(kubectlBinary(), ['--kubeconfig', cp.adminKubeconfigPath, 'get', '--raw', '/readyz']).toString().trim(), 'ok');
   });
 
   it('kubeadm validates a configuration against this version', () => {

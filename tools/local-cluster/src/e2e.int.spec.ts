@@ -13,29 +13,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { controlPlaneBinaries, testenvUnavailable } from '@asterism/k8s-testenv';
 import { ClusterKms, dataKeyInfo, MEASUREMENT_SECRET_KEY_ID, SSH_CA_KEY_SUFFIX, STATE_DISK_KEY_LENGTH, stateDiskKeyId } from '@asterism/crypto';
-import { findSecretLeaks, missingComponent, type NamedSecret, WORKSPACE_ROOT } from '@asterism/testing';
+import { eventually, findSecretLeaks, kubectlBinary, missingComponent, type NamedSecret } from '@asterism/testing';
 import { addNode, down, nodeObjects, readNodeStatus, readState, rebootNode, up, waitForNodes } from './cluster.js';
 import { alive } from './detached.js';
 import { ClusterLayout } from './layout.js';
 
 const tools = ['swtpm', 'cryptsetup', 'ssh-keygen'].filter((t) => spawnSync('which', [t]).status !== 0);
 const skip = testenvUnavailable() || (tools.length ? missingComponent(tools.join(', '), 'bash tools/scripts/setup.sh') : false);
-
-function kubectlBinary(): string {
-  const kubectl = [`${WORKSPACE_ROOT}/.tools/kubectl/kubectl`, 'kubectl'].find((k) => (k.includes('/') ? existsSync(k) : spawnSync('which', [k]).status === 0));
-  assert.ok(kubectl, 'kubectl is available');
-  return kubectl;
-}
-
-async function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 describe('local cluster end to end', { skip }, () => {
   const root = mkdtempSync(join(tmpdir(), 'asterism-e2e-'));
