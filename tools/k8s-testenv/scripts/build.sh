@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the real Kubernetes control-plane binaries (kube-apiserver, kube-controller-manager,
-# kubeadm) and etcd from the Go modules pinned in tools/k8s-testenv/go, into a cache folder.
+# Builds the real Kubernetes binaries (kube-apiserver, kube-controller-manager, kube-scheduler,
+# kubeadm, kubelet, kube-proxy) and etcd from the Go modules pinned in tools/k8s-testenv/go, into a cache folder.
 # Idempotent: a stamp (go.sum hash + Go version) skips the build when nothing changed.
 #   K8S_TESTENV_CACHE  cache root (default ~/.cache/asterism/k8s-testenv, outside the checkout so
 #                      fresh clones on the same machine reuse it)
@@ -18,7 +18,8 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 stamp="$(sha256sum "$here/go/go.sum" | cut -d' ' -f1) $(go env GOVERSION)"
 if [ -f "$bin/.stamp" ] && [ "$(cat "$bin/.stamp")" = "$stamp" ] \
-  && [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kube-controller-manager" ] && [ -x "$bin/kubeadm" ] && [ -x "$bin/etcd" ]; then
+  && [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kube-controller-manager" ] && [ -x "$bin/kubeadm" ] && [ -x "$bin/etcd" ] \
+  && [ -x "$bin/kubelet" ] && [ -x "$bin/kube-scheduler" ] && [ -x "$bin/kube-proxy" ]; then
   say "binaries up to date in $bin"
   exit 0
 fi
@@ -32,12 +33,15 @@ say "downloading Go modules (first run: a few hundred MB)..."
 start=$SECONDS
 go mod download
 say "modules ready in $((SECONDS - start))s"
-say "building kube-apiserver, kube-controller-manager, kubeadm and etcd $version (first build takes several minutes on 2 cores)..."
+say "building kube-apiserver, kube-controller-manager, kube-scheduler, kubeadm, kubelet, kube-proxy and etcd $version (first build takes several minutes on 2 cores)..."
 start=$SECONDS
 go build -trimpath -ldflags "$ldflags" -o "$bin/" \
   k8s.io/kubernetes/cmd/kube-apiserver \
   k8s.io/kubernetes/cmd/kube-controller-manager \
   k8s.io/kubernetes/cmd/kubeadm \
+  k8s.io/kubernetes/cmd/kube-scheduler \
+  k8s.io/kubernetes/cmd/kubelet \
+  k8s.io/kubernetes/cmd/kube-proxy \
   ./cmd/etcd
 echo "$stamp" > "$bin/.stamp"
 say "built in $((SECONDS - start))s into $bin"
