@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** tools/local-cluster: the main job. `up` boots an attested cluster on this machine, `status` shows it, `down` removes it. */
 import { join } from 'node:path';
-import { homedir } from 'node:os';
+import { binDir } from '@asterism/k8s-testenv';
 import { parseArgs } from 'node:util';
 import { alive } from './detached.js';
 import { ClusterLayout } from './layout.js';
@@ -21,11 +21,6 @@ Flags:
   --bin-dir <dir>         (up) Kubernetes binaries (default: tools/k8s-testenv's build cache)
   --tamper <node>         (up) boot this node with a tampered measurement (it must be refused)
   --keep                  (down) keep the cluster folder`;
-
-function defaultBinDir(): string {
-  const cache = process.env.K8S_TESTENV_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'asterism', 'k8s-testenv');
-  return process.env.K8S_TESTENV_BIN ?? join(cache, 'v1.34.4', 'bin');
-}
 
 async function printTable(root: string): Promise<void> {
   const layout = new ClusterLayout(root);
@@ -83,7 +78,7 @@ async function main(argv: string[]): Promise<number> {
         root,
         controlPlanes: Number(values['control-planes'] ?? 1),
         workers: Number(values.workers ?? 2),
-        binDir: values['bin-dir'] ?? defaultBinDir(),
+        binDir: values['bin-dir'] ?? binDir(),
         ...(values.tamper ? { tamper: values.tamper } : {}),
         progress: say,
       });
