@@ -121,7 +121,15 @@ async function main(): Promise<void> {
     initializer = local;
     joiner = new LocalClusterJoiner(logger);
   } else {
-    const kubeadm = new KubeadmBackend({ kubeadm: cfg.k8sBinDir ? join(cfg.k8sBinDir, 'kubeadm') : '/run/state/bin/kubeadm', metadata, csp: cfg.csp, logger });
+    const kubeadm = new KubeadmBackend({
+      kubeadm: cfg.k8sBinDir ? join(cfg.k8sBinDir, 'kubeadm') : '/run/state/bin/kubeadm',
+      metadata,
+      csp: cfg.csp,
+      logger,
+      files,
+      ...(cfg.imageRepository ? { imageRepository: cfg.imageRepository } : {}),
+      ignorePreflightErrors: cfg.ignorePreflightErrors,
+    });
     initializer = kubeadm;
     joiner = kubeadm;
   }
@@ -134,7 +142,7 @@ async function main(): Promise<void> {
       logger.error('node must reboot', { reason });
       await status({ phase: 'failed', error: reason });
       await local?.stop().catch(() => undefined);
-      if (cfg.backend === 'kubeadm') spawn('systemctl', ['reboot'], { stdio: 'ignore', detached: true }).unref();
+      if (cfg.backend === 'kubeadm' && cfg.initSystem === 'systemd') spawn('systemctl', ['reboot'], { stdio: 'ignore', detached: true }).unref();
       setTimeout(() => process.exit(EXIT_REBOOT), 200);
     },
   };
@@ -151,8 +159,8 @@ async function main(): Promise<void> {
       return (await rejoiner.run()) !== 'stopped';
     },
     startNodeAgent: async () => {
-      if (cfg.backend === 'kubeadm') spawn('systemctl', ['enable', '--now', 'kubelet'], { stdio: 'ignore' });
-      logger.info('node agent started');
+      if (cfg.backend === 'kubeadm' && cfg.initSystem === 'systemd') spawn('systemctl', ['enable', '--now', 'kubelet'], { stdio: 'ignore' });
+      logger.info('node agent started', { kubelet: cfg.initSystem === 'systemd' ? 'kubelet.service' : 'started by the node supervisor' });
     },
     initServer: async (cleaner) => {
       const flow = new InitFlow({

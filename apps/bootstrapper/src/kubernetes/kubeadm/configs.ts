@@ -38,6 +38,10 @@ export interface InitConfigInput {
   serviceCidr: string;
   /** `external` on clouds with a cloud controller manager. */
   cloudProvider: string;
+  /** Registry prefix of the control-plane images (kubeadm `imageRepository`); empty = kubeadm's default. */
+  imageRepository?: string;
+  /** Preflight checks reported as warnings instead of errors (`nodeRegistration.ignorePreflightErrors`). */
+  ignorePreflightErrors?: string[];
 }
 
 /** Inputs of a joining node's kubeadm configuration. */
@@ -50,6 +54,7 @@ export interface JoinConfigInput {
   providerId: string;
   controlPlane: boolean;
   cloudProvider: string;
+  ignorePreflightErrors?: string[];
 }
 
 function minor(version: string): number {
@@ -74,6 +79,11 @@ function kubeletConfiguration(providerId: string): Record<string, unknown> {
   };
 }
 
+/** `nodeRegistration` of both configurations. */
+function nodeRegistration(nodeName: string, args: Array<{ name: string; value: string }>, ignore: string[] | undefined): Record<string, unknown> {
+  return { name: nodeName, criSocket: KUBEADM.criSocket, kubeletExtraArgs: args, ...(ignore?.length ? { ignorePreflightErrors: ignore } : {}) };
+}
+
 const kubeletArgs = (cloudProvider: string, nodeIp: string, providerId: string) =>
   [
     { name: 'cloud-provider', value: cloudProvider },
@@ -90,7 +100,7 @@ export function initConfiguration(input: InitConfigInput): string {
   const initCfg = {
     apiVersion: 'kubeadm.k8s.io/v1beta4',
     kind: 'InitConfiguration',
-    nodeRegistration: { name: input.nodeName, criSocket: KUBEADM.criSocket, kubeletExtraArgs: kubeletArgs(input.cloudProvider, input.nodeIp, input.providerId) },
+    nodeRegistration: nodeRegistration(input.nodeName, kubeletArgs(input.cloudProvider, input.nodeIp, input.providerId), input.ignorePreflightErrors),
     localAPIEndpoint: { bindPort: KUBEADM.bindPort, ...(input.nodeIp ? { advertiseAddress: input.nodeIp } : {}) },
     patches: { directory: KUBEADM.patchesDir },
   };
@@ -99,6 +109,7 @@ export function initConfiguration(input: InitConfigInput): string {
     kind: 'ClusterConfiguration',
     kubernetesVersion: input.kubernetesVersion,
     clusterName: input.clusterName,
+    ...(input.imageRepository ? { imageRepository: input.imageRepository } : {}),
     ...(input.controlPlaneHost ? { controlPlaneEndpoint: input.controlPlaneHost } : {}),
     ...(input.serviceCidr ? { networking: { serviceSubnet: input.serviceCidr } } : {}),
     apiServer: {
@@ -137,7 +148,7 @@ export function joinConfiguration(input: JoinConfigInput): string {
   const joinCfg = {
     apiVersion: 'kubeadm.k8s.io/v1beta4',
     kind: 'JoinConfiguration',
-    nodeRegistration: { name: input.nodeName, criSocket: KUBEADM.criSocket, kubeletExtraArgs: kubeletArgs(input.cloudProvider, input.nodeIp, input.providerId) },
+    nodeRegistration: nodeRegistration(input.nodeName, kubeletArgs(input.cloudProvider, input.nodeIp, input.providerId), input.ignorePreflightErrors),
     discovery: { bootstrapToken: { apiServerEndpoint: input.apiServerEndpoint, token: input.token, caCertHashes: input.caCertHashes } },
     patches: { directory: KUBEADM.patchesDir },
     ...(input.controlPlane ? { controlPlane: { localAPIEndpoint: { advertiseAddress: input.nodeIp, bindPort: KUBEADM.bindPort } }, skipPhases: ['control-plane-prepare/download-certs'] } : {}),
