@@ -44,6 +44,8 @@ export interface KubeadmBackendOptions {
   imageRepository?: string;
   /** Preflight checks kubeadm reports as warnings (for nodes that are containers, not VMs). */
   ignorePreflightErrors?: string[];
+  /** kube-proxy `conntrack.maxPerCore` (0 = keep the kernel's limit; for nodes in a network namespace). */
+  kubeProxyConntrackMaxPerCore?: number;
   /** Waits for the API server after kubeadm (default: lists namespaces with admin.conf). */
   apiReadiness?: ApiReadinessProbe;
   /** How long init waits for the API server after kubeadm (default 2 min, as the reference). */
@@ -86,6 +88,7 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
       cloudProvider: cloudProviderFlag(this.o.csp, 'init'),
       ...(this.o.imageRepository ? { imageRepository: this.o.imageRepository } : {}),
       ...(this.o.ignorePreflightErrors?.length ? { ignorePreflightErrors: this.o.ignorePreflightErrors } : {}),
+      ...(this.o.kubeProxyConntrackMaxPerCore !== undefined ? { kubeProxyConntrackMaxPerCore: this.o.kubeProxyConntrackMaxPerCore } : {}),
     });
   }
 
