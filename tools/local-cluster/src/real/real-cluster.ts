@@ -137,8 +137,9 @@ function bootstrapperArgs(layout: ClusterLayout, node: NodeSpec, binDir: string)
     `--k8s-bin-dir=${binDir}`,
     '--init-system=none',
     `--image-repository=${LOCAL_IMAGE_REPOSITORY}`,
-    // Checks that describe a VM, not a node made of namespaces on a shared kernel (ADR 0019).
-    '--ignore-preflight-errors=all',
+    // The only failing preflight check: kubeadm pre-pulls CoreDNS although init skips the CoreDNS
+    // addon (as the reference does), and no CoreDNS image is built here (ADR 0018).
+    '--ignore-preflight-errors=ImagePull',
     // A network namespace cannot raise the kernel's conntrack limit (kube-proxy would exit).
     '--kube-proxy-conntrack-max-per-core=0',
     `--log-file=${layout.log(node.name, 'bootstrapper.json')}`,
@@ -194,10 +195,15 @@ export async function downReal(root: string, opts: { keep?: boolean } = {}): Pro
   const layout = new ClusterLayout(root);
   const state = await readState(layout);
   let stopped = 0;
-  for (const f of state?.forwards ?? []) for (const pid of f.pids) if (alive(pid)) (stopped++, await stopDetached(pid, 2000));
+  const stop = async (pid: number, graceMs: number) => {
+    if (!alive(pid)) return;
+    stopped++;
+    await stopDetached(pid, graceMs);
+  };
+  for (const f of state?.forwards ?? []) for (const pid of f.pids) await stop(pid, 2000);
   const nodeNames = new Set([...(state?.nodes ?? []).map((n) => n.name), ...leftoverNodeCgroups()]);
   for (const name of nodeNames) stopped += await destroyNodeCgroups(name);
-  for (const n of state?.nodes ?? []) if (alive(n.swtpm)) (stopped++, await stopDetached(n.swtpm, 5000));
+  for (const n of state?.nodes ?? []) await stop(n.swtpm, 5000);
   const namespaces = readdirSafe('/run/netns').filter((ns) => ns.startsWith(NETWORK.nodeNamespacePrefix));
   await new LocalNetwork().removeAll(namespaces.filter((ns) => ns !== NETWORK.routerNamespace));
   if (!opts.keep) await rm(layout.root, { recursive: true, force: true });

@@ -26,8 +26,18 @@ export const spawnRunner: CommandRunner = (binary, args, signal) =>
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-8192)));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${binary} ${args.join(' ')} exited ${code}: ${err.trim().split('\n').slice(-5).join(' | ')}`))));
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${binary} ${args.join(' ')} exited ${code}: ${failureSummary(err)}`))));
   });
+
+/**
+ * The lines of kubeadm's stderr that say what failed: its `[ERROR ...]` preflight lines and the
+ * `error execution phase` line; else the last lines (with -v=5 kubeadm ends with a stack trace).
+ */
+export function failureSummary(stderr: string): string {
+  const lines = stderr.trim().split('\n');
+  const errors = lines.filter((l) => /\[ERROR |error execution phase|^error:|^\s*\[preflight\].*error/i.test(l)).map((l) => l.trim());
+  return (errors.length > 0 ? errors.slice(0, 12) : lines.slice(-5)).join(' | ');
+}
 
 /** Options of {@link KubeadmBackend}. */
 export interface KubeadmBackendOptions {
