@@ -95,6 +95,19 @@ describe('local cluster, kubeadm backend: node 0 as a real node', { skip }, () =
     for (const cm of ['internal-config', 'kubeadm-config']) await core.readNamespacedConfigMap({ name: cm, namespace: 'kube-system' });
   });
 
+  it('the kubeadm path wrote what the reference writes: components ConfigMap + node annotation, NodeVersion, audit log', async () => {
+    const node = await core.readNode({ name: 'control-plane-0' });
+    const components = node.metadata?.annotations?.['constellation.edgeless.systems/kubernetes-components'];
+    assert.match(components ?? '', /^k8s-components-[0-9a-f]+$/);
+    const cm = await core.readNamespacedConfigMap({ name: components!, namespace: 'kube-system' });
+    assert.equal(cm.immutable, true);
+    const versions = (await kc.makeApiClient(k8s.CustomObjectsApi).listClusterCustomObject({ group: 'update.edgeless.systems', version: 'v1alpha1', plural: 'nodeversions' })) as { items: Array<{ spec?: { kubernetesComponentsReference?: string } }> };
+    assert.equal(versions.items.length, 1);
+    // The API server runs with the audit policy the bootstrapper wrote; its log is on the node's /var/log.
+    const audit = join(layout.nodeRoot('control-plane-0'), 'var/log/kubernetes/audit/audit.log');
+    await eventually('audit log written', async () => (existsSync(audit) && readFileSync(audit, 'utf8').includes('"level":"Metadata"') ? true : undefined), 30_000);
+  });
+
   it('a workload pod built from a local image runs and kubectl logs returns its output', async () => {
     await core.createNamespacedPod({
       namespace: 'default',

@@ -60,7 +60,7 @@ export function checkHostTools(): void {
 /** Boots the real nodes, inits node 0 through the CLI (with Helm), waits until node 0 is Ready. */
 export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   const say = o.progress ?? (() => undefined);
-  if (o.controlPlanes !== 1 || o.workers !== 0) throw new Error('the kubeadm backend brings up exactly one control-plane node so far (--control-planes 1 --workers 0)');
+  if (o.controlPlanes < 1 || o.workers < 0 || o.controlPlanes + o.workers > 20) throw new Error('want 1-20 nodes with at least one control plane');
   checkHostTools();
   const layout = new ClusterLayout(o.root);
   const existing = await readState(layout);
@@ -99,8 +99,9 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
     }),
   );
   await writeHostKubeconfig(layout);
-  await stage(say, 'node 0 bootstrapped', () => waitForNodes(layout, [nodes[0]!.name], o.timeoutMs ?? 300_000, say, layout.hostKubeconfig));
-  await stage(say, 'node 0 Ready (kubelet)', () => waitForReady(layout.hostKubeconfig, nodes[0]!.name, o.timeoutMs ?? 300_000));
+  const names = nodes.map((n) => n.name);
+  await stage(say, 'nodes bootstrapped (init / join by attestation)', () => waitForNodes(layout, names, o.timeoutMs ?? 300_000, say, layout.hostKubeconfig));
+  await stage(say, 'nodes Ready (kubelets)', () => Promise.all(names.map((n) => waitForReady(layout.hostKubeconfig, n, o.timeoutMs ?? 300_000))));
   return state;
 }
 
