@@ -106,21 +106,26 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
 }
 
 /** One node: vTPM with measured boot, LUKS2 image, host key, node config, cgroups, supervisor. */
-async function bootRealNode(layout: ClusterLayout, node: NodeSpec, index: number, binDir: string, images: ImageManifest): Promise<ClusterState['nodes'][number]> {
+export async function bootRealNode(layout: ClusterLayout, node: NodeSpec, index: number, binDir: string, images: ImageManifest, tamper = false): Promise<ClusterState['nodes'][number]> {
   await mkdir(layout.nodeRoot(node.name), { recursive: true, mode: 0o700 });
   const swtpm = await startSwtpm(layout, node.name);
-  await measureBoot(layout.tpmSocket(node.name), { tamper: false });
+  await measureBoot(layout.tpmSocket(node.name), { tamper });
   await createStateDisk(layout, node.name);
   // The node sees its own /run, which layout.nodeRoot()/run backs; /var/run is a link to it.
   await createHostKey(layout, node.name, 'run/state/ssh');
+  const supervisor = await startNodeSupervisor(layout, node, index, binDir, images);
+  return { ...node, swtpm: swtpm.pid, bootstrapper: supervisor, ...(tamper ? { tampered: true } : {}) };
+}
+
+/** Cgroups, config files and the node's supervisor (node.sh); returns the supervisor's pid. */
+export async function startNodeSupervisor(layout: ClusterLayout, node: NodeSpec, index: number, binDir: string, images: ImageManifest): Promise<number> {
   const address = nodeAddress(node.name, index);
   const cgroupDirs = await createNodeCgroups(node.name);
   const archives = images.images.filter((i) => i.nodes === 'all' || node.role === 'ControlPlane').map((i) => i.archive);
   const pause = images.images.find((i) => i.name === 'pause');
   if (!pause) throw new Error('the image catalog has no pause image');
   await writeNodeConfig(layout.nodeDir(node.name), { node: address, sandboxImage: pause.ref, images: archives, k8sBinDir: binDir, cgroupDirs });
-  const supervisor = startDetached('node', 'bash', [NODE_SCRIPT, 'enter', layout.nodeDir(node.name), '--', process.execPath, '--import', TSX, ...bootstrapperArgs(layout, node, binDir)], layout.log(node.name, 'node'), { cwd: WORKSPACE_ROOT });
-  return { ...node, swtpm: swtpm.pid, bootstrapper: supervisor.pid };
+  return startDetached('node', 'bash', [NODE_SCRIPT, 'enter', layout.nodeDir(node.name), '--', process.execPath, '--import', TSX, ...bootstrapperArgs(layout, node, binDir)], layout.log(node.name, 'node'), { cwd: WORKSPACE_ROOT }).pid;
 }
 
 /** The bootstrapper as a VM image would run it, with the node runtime's differences as flags. */
