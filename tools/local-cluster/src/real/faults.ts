@@ -13,7 +13,7 @@ import { resetTpm } from '../machine.js';
 import { measureBoot } from '../measured-boot.js';
 import { writeMetadataFile } from '../metadata-file.js';
 import { destroyNodeCgroups } from './cgroups.js';
-import { LocalNetwork, NETWORK, nodeAddress } from './network.js';
+import { LocalNetwork, nodeAddress } from './network.js';
 import { bootRealNode, startNodeSupervisor } from './real-cluster.js';
 
 async function loadCluster(root: string) {

@@ -39,6 +39,8 @@ export interface RealUpOptions {
   progress?: (line: string) => void;
   /** How long node 0 may take from start to Ready (default 5 min). */
   timeoutMs?: number;
+  /** Nodes whose measured boot is tampered with (they must be refused). */
+  tamper?: string[];
   /** Pass --skip-helm-wait to the CLI. */
   skipHelmWait?: boolean;
 }
@@ -83,7 +85,8 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
     for (const [i, n] of nodes.entries()) await network.addNode(nodeAddress(n.name, i));
   });
   for (const [i, node] of nodes.entries()) {
-    state.nodes.push(await stage(say, `boot ${node.name}`, () => bootRealNode(layout, node, i, o.binDir, images)));
+    const tamper = o.tamper?.includes(node.name) ?? false;
+    state.nodes.push(await stage(say, `boot ${node.name}${tamper ? ' (TAMPERED measured boot)' : ''}`, () => bootRealNode(layout, node, i, o.binDir, images, tamper)));
     await writeState(layout, state);
   }
   const forwards = await startForwards(layout, nodes[0]!);
@@ -99,7 +102,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
     }),
   );
   await writeHostKubeconfig(layout);
-  const names = nodes.map((n) => n.name);
+  const names = nodes.filter((n) => !o.tamper?.includes(n.name)).map((n) => n.name);
   await stage(say, 'nodes bootstrapped (init / join by attestation)', () => waitForNodes(layout, names, o.timeoutMs ?? 300_000, say, layout.hostKubeconfig));
   await stage(say, 'nodes Ready (kubelets)', () => Promise.all(names.map((n) => waitForReady(layout.hostKubeconfig, n, o.timeoutMs ?? 300_000))));
   return state;
