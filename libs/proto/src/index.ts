@@ -1,9 +1,12 @@
 /**
  * Generated gRPC/protobuf bindings (ts-proto, grpc-js services), one namespace per proto package.
  * The method paths match the reference: /init.API/Init, /join.API/IssueJoinTicket,
- * /join.API/IssueRejoinTicket and /kms.API/GetDataKey.
+ * /join.API/IssueRejoinTicket, /kms.API/GetDataKey, /recoverproto.API/Recover and
+ * /verify.API/GetAttestation.
  */
 export * as components from './gen/components/components.js';
 export * as init from './gen/init/init.js';
 export * as join from './gen/join/join.js';
 export * as kms from './gen/kms/keyservice.js';
+export * as recoverproto from './gen/recover/recover.js';
+export * as verify from './gen/verify/verify.js';

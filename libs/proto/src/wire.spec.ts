@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { components, init, join, kms } from './index.js';
+import { components, init, join, kms, recoverproto, verify } from './index.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
@@ -17,6 +17,10 @@ describe('gRPC method paths', () => {
     assert.equal(join.APIService.issueRejoinTicket.path, '/join.API/IssueRejoinTicket');
     assert.equal(kms.APIService.getDataKey.path, '/kms.API/GetDataKey');
     assert.equal(kms.APIService.getDataKey.responseStream, false);
+    assert.equal(recoverproto.APIService.recover.path, '/recoverproto.API/Recover');
+    assert.equal(recoverproto.APIService.recover.responseStream, false);
+    assert.equal(verify.APIService.getAttestation.path, '/verify.API/GetAttestation');
+    assert.equal(verify.APIService.getAttestation.responseStream, false);
   });
 });
 
@@ -91,5 +95,16 @@ describe('message encodings', () => {
     assert.deepEqual(kms.GetDataKeyRequest.decode(kms.GetDataKeyRequest.encode(msg).finish()), msg);
     const bytes = kms.GetDataKeyRequest.encode(msg).finish();
     assert.throws(() => kms.GetDataKeyRequest.decode(bytes.subarray(0, 10)));
+  });
+
+  it('recoverproto.RecoverMessage uses fields 3 and 4 only; RecoverResponse is empty', () => {
+    // 1a 01 "k" | 22 01 "s"
+    assert.equal(hex(recoverproto.RecoverMessage.encode({ kmsUri: 'k', storageUri: 's' }).finish()), '1a016b' + '220173');
+    assert.equal(hex(recoverproto.RecoverResponse.encode({}).finish()), '');
+  });
+
+  it('verify.GetAttestationRequest nonce is field 2; response attestation is field 1', () => {
+    assert.equal(hex(verify.GetAttestationRequest.encode({ nonce: Buffer.from([7]) }).finish()), '120107');
+    assert.equal(hex(verify.GetAttestationResponse.encode({ attestation: Buffer.from([9]) }).finish()), '0a0109');
   });
 });
