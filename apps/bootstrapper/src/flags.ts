@@ -41,6 +41,11 @@ export interface BootstrapperConfig {
   ignorePreflightErrors: string[];
   /** kubeadm backend: kube-proxy conntrack.maxPerCore (undefined = kube-proxy's default). */
   kubeProxyConntrackMaxPerCore: number | undefined;
+  /** recoverproto.API port while a rebooted node waits for its disk key (0 = off). */
+  recoveryPort: number;
+  /** Verification service ports (gRPC, HTTP) a running local-backend node serves (0 = off). */
+  verifyGrpcPort: number;
+  verifyHttpPort: number;
 }
 
 export const USAGE = `Usage: bootstrapper [flags]
@@ -81,6 +86,11 @@ Flags (environment in brackets):
   --kube-proxy-conntrack-max-per-core <n>
                                  kubeadm backend: kube-proxy's conntrack.maxPerCore; 0 keeps the
                                  kernel's limit (needed when the node is a network namespace)
+  --recovery-port <n>            recoverproto.API port on --init-host while a rebooted node waits
+                                 for its disk key, 0 = off (default 9999)
+  --verify-grpc-port <n>         local backend: verification service gRPC port on --init-host,
+                                 0 = off (default 30081)
+  --verify-http-port <n>         local backend: verification service HTTP port (default 30080)
   -h, --help                     show this help`;
 
 export { FlagError };
@@ -119,6 +129,9 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
         'image-repository': { type: 'string' },
         'ignore-preflight-errors': { type: 'string' },
         'kube-proxy-conntrack-max-per-core': { type: 'string' },
+        'recovery-port': { type: 'string' },
+        'verify-grpc-port': { type: 'string' },
+        'verify-http-port': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -170,6 +183,9 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     initSystem,
     imageRepository: values['image-repository'] || undefined,
     kubeProxyConntrackMaxPerCore: values['kube-proxy-conntrack-max-per-core'] === undefined ? undefined : int('kube-proxy-conntrack-max-per-core', values['kube-proxy-conntrack-max-per-core'], 0, 0, 1 << 20),
+    recoveryPort: int('recovery-port', values['recovery-port'], 9999, 0, 65535),
+    verifyGrpcPort: int('verify-grpc-port', values['verify-grpc-port'], 30081, 0, 65535),
+    verifyHttpPort: int('verify-http-port', values['verify-http-port'], 30080, 0, 65535),
     ignorePreflightErrors: (values['ignore-preflight-errors'] ?? '').split(',').map((s) => s.trim()).filter(Boolean),
   };
 }

@@ -32,6 +32,9 @@ import { LocalServiceProcesses } from './kubernetes/local/services.js';
 import { detectNodeCondition } from './node-condition.js';
 import { KubeletCsrGenerator } from './node-identity/kubelet-csr.js';
 import { EmergencySshSetup, HostKeyFile } from './node-identity/ssh.js';
+import { RecoveryServer } from './recovery/recovery-server.js';
+import { raceForDiskKey } from './recovery/unlock-race.js';
+import { VerificationService } from './verify/verification-service.js';
 import { runBootstrapper, type NodeControl, type RunResult } from './run.js';
 import { NodeFileWriter } from './state/file-writer.js';
 import { NODE_STATE_PATH, readNodeState } from './state/node-state.js';
@@ -149,6 +152,8 @@ async function main(): Promise<void> {
   };
 
   let rejoiner: RejoinClient | undefined;
+  let recovery: RecoveryServer | undefined;
+  const hostAddr = cfg.initHost.includes(':') ? `[${cfg.initHost}]` : cfg.initHost;
   const result: RunResult = await runBootstrapper({
     logger,
     control,
@@ -157,7 +162,16 @@ async function main(): Promise<void> {
       await status({ phase: 'waiting' });
       const state = await readNodeState(files.resolve(NODE_STATE_PATH));
       rejoiner = new RejoinClient({ dialer, metadata, disk, lock, measurementSalt: state.measurementSalt, logger }, { joinServicePort: cfg.joinServicePort });
-      return (await rejoiner.run()) !== 'stopped';
+      if (cfg.recoveryPort === 0) return (await rejoiner.run()) !== 'stopped';
+      recovery = new RecoveryServer(disk, logger);
+      const port = await recovery.listen(`${hostAddr}:${cfg.recoveryPort}`, atlsServerCredentials({ issuer, logger }));
+      logger.info('recovery server waiting', { port });
+      const unlocked = await raceForDiskKey({ rejoin: rejoiner, recovery, lock, measurementSalt: state.measurementSalt, logger });
+      // The kubeadm node's process ends: stop serving. A local node keeps refusing later calls clearly.
+      if (cfg.backend === 'kubeadm') await recovery.close();
+      if (unlocked === 'stopped') return false;
+      logger.info('state disk key delivered', { by: unlocked.by });
+      return true;
     },
     startNodeAgent: async () => {
       if (cfg.backend === 'kubeadm' && cfg.initSystem === 'systemd') spawn('systemctl', ['enable', '--now', 'kubelet'], { stdio: 'ignore' });
@@ -203,12 +217,30 @@ async function main(): Promise<void> {
     return;
   }
   // Local backend: this process is the node's agent (and node 0's control-plane supervisor).
+  const verification = await startVerificationService(cfg, issuer, logger);
   handleShutdownSignals(logger, async () => {
     rejoiner?.stop();
+    await recovery?.close();
+    await verification?.close();
     await local?.stop();
     await tpm.close();
     await status({ phase: 'stopped' });
   });
+}
+
+/** The local backend's stand-in for the chart's verification-service pod (0 = off). */
+async function startVerificationService(cfg: BootstrapperConfig, issuer: Issuer, logger: Logger): Promise<VerificationService | undefined> {
+  if (cfg.verifyGrpcPort === 0) return undefined;
+  const service = new VerificationService(issuer, logger);
+  try {
+    const ports = await service.listen(cfg.initHost, { grpc: cfg.verifyGrpcPort, http: cfg.verifyHttpPort });
+    logger.info('verification service serving', ports);
+    return service;
+  } catch (err) {
+    logger.warn('verification service not started', { err });
+    await service.close().catch(() => undefined);
+    return undefined;
+  }
 }
 
 main().catch((err: unknown) => {

@@ -1,24 +1,30 @@
 #!/usr/bin/env node
-/** asterism CLI: `init` creates a cluster through the first node's attested InitServer; `verify` attests a node. */
+/** asterism CLI: `init` creates a cluster through the first node's attested InitServer; `verify` attests a node; `recover` unlocks nodes after a full control-plane outage. */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
-import { unmarshalAttestationConfig, validatorFor, Variant, type AttestationConfig } from '@asterism/attestation';
+import { validatorFor } from '@asterism/attestation';
 import { atlsChannelCredentials } from '@asterism/atls';
 import { init } from '@asterism/proto';
-import { ConfigError, loadCliConfig, type CliConfig } from './config/cli-config.js';
+import { attestationConfig } from './config/attestation-flags.js';
+import { ConfigError, loadCliConfig } from './config/cli-config.js';
 import { GrpcInitConnector } from './init/grpc-connector.js';
 import { DEFAULT_CHART_DIR } from './init/chart-location.js';
 import { HelmServicesDeployer, ServicesDeployError, spawnHelm } from './init/deploy-services.js';
 import { InitCommandError, runInit } from './init/init-command.js';
 import { RecordingValidator } from './verify/recording-validator.js';
 import { formatMeasurementTable, measurementRows } from './verify/report.js';
+import { recoverCommand } from './recover/recover-cli.js';
+import { EXIT, seconds, UsageError, withPort } from './usage.js';
+import { verifyEndpoint } from './verify/verify-endpoint.js';
+import { parseClusterId, VerifyNodeError } from './verify/running-node.js';
 
 const USAGE = `Usage: asterism <command> [flags]
 
 Commands:
   init     initialize the first control-plane node and create the cluster
   verify   attest a node and compare its measurements with the expected ones
+  recover  unlock nodes that wait for recovery (every control plane rebooted at once)
   help     show this help (also: asterism <command> --help)
 
 Settings come from flags, then from the config file (default ./asterism-conf.yaml):
@@ -60,46 +66,25 @@ Services (after init, with Helm; docs/protocol/helm.md):
   --helm <path>                 helm binary (default $HELM, else "helm" on PATH)
   --helm-timeout <seconds>      how long Helm waits for the pods (default 600)`;
 
-const VERIFY_USAGE = `Usage: asterism verify --node <host[:port]> [flags]
+const VERIFY_USAGE = `Usage: asterism verify (--endpoint <host[:port]> | --node <host[:port]>) [flags]
 
-Connects to a node's attested endpoint (the InitServer on port 9000 by default), checks its
-attestation document and prints every PCR: expected vs actual. Exit code 0 when the node
-is accepted, 1 when it is refused.
+--endpoint: a running node's verification service (plain gRPC, port 30081 if omitted): asks for
+an attestation document over a fresh nonce, validates it and prints every PCR, expected vs actual;
+with --cluster-id also checks that PCR 15 carries that cluster ID.
+--node: a node that is not initialised yet: its InitServer (aTLS, port 9000 if omitted).
 
 Flags:
-  --node <host[:port]>          the node to attest
+  --endpoint <host[:port]>      a running node's verification service
+  --node <host[:port]>          a fresh node's InitServer
+  --cluster-id <id>             expected cluster ID (base64 as in asterism-id.json, or hex); --endpoint only
+  -o, --output <f>              table (default), json, or raw (the attestation document); --endpoint only
   --config <file>               config file (default ./asterism-conf.yaml if present)
   --variant <v>                 attestation variant, e.g. qemu-vtpm
   --attestation-config <file>   JSON attestation config with the expected measurements
-  --timeout <seconds>           connection timeout (default 30)`;
+  --timeout <seconds>           connection timeout (default 30)
 
-class UsageError extends Error {}
+Exit codes: 0 accepted; 1 refused (measurements, attestation or cluster ID); 2 usage; 3 unreachable.`;
 
-function withPort(hostPort: string, port: number): string {
-  if (/^\[.*\]:\d+$/.test(hostPort) || /^[^:]+:\d+$/.test(hostPort)) return hostPort;
-  return hostPort.includes(':') ? `[${hostPort}]:${port}` : `${hostPort}:${port}`;
-}
-
-/** The attestation config and its JSON exactly as the user wrote it (what join-config carries). */
-async function attestationConfig(values: { variant?: string | undefined; 'attestation-config'?: string | undefined }, file: CliConfig): Promise<AttestationConfig & { json: string }> {
-  const variantName = values.variant ?? file.attestation?.variant;
-  if (!variantName) throw new UsageError('the attestation variant is required (--variant or attestation.variant in the config file)');
-  const variant = Variant.fromString(variantName);
-  const path = values['attestation-config'] ?? file.attestation?.configFile;
-  if (!path) {
-    const json = '{"measurements":{}}';
-    if (variant.name === 'dummy') return { ...unmarshalAttestationConfig(json, variant), json };
-    throw new UsageError(`an attestation config with the expected measurements is required for ${variant.name} (--attestation-config)`);
-  }
-  const json = await readFile(path, 'utf8');
-  return { ...unmarshalAttestationConfig(json, variant), json };
-}
-
-function seconds(raw: string | undefined, fallback: number): number {
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw)) throw new UsageError(`invalid --timeout "${raw}": want whole seconds`);
-  return Number(raw);
-}
 
 async function initCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -196,6 +181,9 @@ async function verifyCommand(argv: string[]): Promise<number> {
     strict: true,
     options: {
       node: { type: 'string' },
+      endpoint: { type: 'string' },
+      'cluster-id': { type: 'string' },
+      output: { type: 'string', short: 'o' },
       config: { type: 'string' },
       variant: { type: 'string' },
       'attestation-config': { type: 'string' },
@@ -208,8 +196,17 @@ async function verifyCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const file = await loadCliConfig(values.config);
-  if (!values.node) throw new UsageError('--node is required');
+  if (!values.node === !values.endpoint) throw new UsageError('exactly one of --endpoint (a running node) and --node (a fresh node) is required');
+  const output = values.output ?? 'table';
+  if (output !== 'table' && output !== 'json' && output !== 'raw') throw new UsageError(`unknown --output "${output}": want table, json or raw`);
+  if (values.node && (values['cluster-id'] || values.output)) throw new UsageError('--cluster-id and --output need --endpoint (a running node)');
+  const clusterId = values['cluster-id'] === undefined ? undefined : parseClusterId(values['cluster-id']);
   const att = await attestationConfig(values, file);
+  if (values.endpoint) {
+    const out = { stdout: (t: string) => process.stdout.write(t), stderr: (t: string) => process.stderr.write(t) };
+    return verifyEndpoint(att, { endpoint: withPort(values.endpoint, 30081), ...(clusterId ? { clusterId } : {}), timeoutMs: seconds(values.timeout, 30) * 1000, output }, out);
+  }
+  if (!values.node) throw new UsageError('--node is required');
   const recorder = new RecordingValidator(validatorFor(att));
   const target = withPort(values.node, 9000);
   const client = new init.APIClient(target, atlsChannelCredentials({ validators: [recorder] }));
@@ -221,7 +218,7 @@ async function verifyCommand(argv: string[]): Promise<number> {
   client.close();
   if (!recorder.outcome) {
     process.stderr.write(`asterism verify: no attested connection to ${target} within the timeout\n`);
-    return 1;
+    return EXIT.unreachable;
   }
   if (recorder.pcrs) process.stdout.write(`${formatMeasurementTable(measurementRows(att.measurements, recorder.pcrs))}\n`);
   if (recorder.outcome.ok) {
@@ -240,6 +237,8 @@ async function main(argv: string[]): Promise<number> {
         return await initCommand(rest);
       case 'verify':
         return await verifyCommand(rest);
+      case 'recover':
+        return await recoverCommand(rest, { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) });
       case undefined:
       case 'help':
       case '-h':
@@ -252,7 +251,11 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`asterism: ${(err as Error).message}\n\nRun "asterism ${command && !command.startsWith('-') ? `${command} ` : ''}--help" for usage.\n`);
-      return 2;
+      return EXIT.usage;
+    }
+    if (err instanceof VerifyNodeError) {
+      process.stderr.write(`asterism ${command}: ${err.message}\n`);
+      return EXIT.usage;
     }
     if (err instanceof ConfigError || err instanceof InitCommandError || err instanceof ServicesDeployError) {
       process.stderr.write(`asterism ${command}: ${err.message}\n`);

@@ -1,0 +1,96 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as grpc from '@grpc/grpc-js';
+import type { Issuer } from '@asterism/attestation';
+import { decodeBase64UrlPadded } from '@asterism/crypto';
+import type { Logger } from '@asterism/logger';
+import { verify } from '@asterism/proto';
+
+/** User data every verification-service document is issued over (docs/protocol/verification.md). */
+export const VERIFY_USER_DATA = Buffer.from('VerifyService', 'ascii');
+/** Ports of the reference's verification service as NodePorts: gRPC and HTTP. */
+export const VERIFY_GRPC_NODE_PORT = 30081;
+export const VERIFY_HTTP_NODE_PORT = 30080;
+/** Upper bound for a caller's nonce (the reference had none). */
+const MAX_NONCE = 1024;
+
+/**
+ * The verification service of a running node (docs/protocol/verification.md): plain gRPC
+ * `verify.API/GetAttestation` and HTTP `GET /?nonce=<base64url>`, both answering with an
+ * attestation document over user data "VerifyService" and the caller's nonce. No aTLS: the nonce
+ * inside the document gives the caller freshness.
+ */
+export class VerificationService {
+  readonly grpcServer = new grpc.Server();
+  readonly #http: Server;
+
+  constructor(
+    private readonly issuer: Issuer,
+    private readonly logger: Logger,
+  ) {
+    this.grpcServer.addService(verify.APIService, {
+      getAttestation: (call: grpc.ServerUnaryCall<verify.GetAttestationRequest, verify.GetAttestationResponse>, done: grpc.sendUnaryData<verify.GetAttestationResponse>) => {
+        const nonce = call.request.nonce;
+        if (nonce.length === 0) return done({ code: grpc.status.INVALID_ARGUMENT, details: 'nonce is required to issue attestation' });
+        if (nonce.length > MAX_NONCE) return done({ code: grpc.status.INVALID_ARGUMENT, details: `nonce is longer than ${MAX_NONCE} bytes` });
+        this.issue(nonce).then(
+          (attestation) => done(null, { attestation }),
+          (err: unknown) => done({ code: grpc.status.INTERNAL, details: `issuing attestation: ${(err as Error).message}` }),
+        );
+      },
+    });
+    this.#http = createServer((req, res) => void this.handleHttp(req, res));
+  }
+
+  /** Binds gRPC and HTTP on `host`; resolves with the bound ports. */
+  async listen(host: string, ports: { grpc: number; http: number }): Promise<{ grpc: number; http: number }> {
+    const addr = host.includes(':') ? `[${host}]` : host;
+    const grpcPort = await new Promise<number>((resolve, reject) => this.grpcServer.bindAsync(`${addr}:${ports.grpc}`, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))));
+    await new Promise<void>((resolve, reject) => {
+      this.#http.once('error', reject);
+      this.#http.listen(ports.http, host, () => resolve());
+    });
+    return { grpc: grpcPort, http: (this.#http.address() as AddressInfo).port };
+  }
+
+  /** Stops both servers. */
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => this.grpcServer.tryShutdown(() => resolve()));
+    await new Promise<void>((resolve) => this.#http.close(() => resolve()));
+  }
+
+  private async issue(nonce: Uint8Array): Promise<Buffer> {
+    const doc = await this.issuer.issue(VERIFY_USER_DATA, nonce);
+    this.logger.debug('verification attestation issued');
+    return Buffer.from(doc);
+  }
+
+  private async handleHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://node');
+    const nonces = url.searchParams.getAll('nonce');
+    if (req.method !== 'GET' || url.pathname !== '/') return reply(res, 404, 'not found');
+    if (nonces.length !== 1 || !nonces[0]) return reply(res, 400, 'exactly one non-empty nonce parameter is required');
+    const nonce = decodeNonce(nonces[0]);
+    if (!nonce) return reply(res, 400, 'nonce is not URL-safe base64 with padding');
+    if (nonce.length > MAX_NONCE) return reply(res, 400, `nonce is longer than ${MAX_NONCE} bytes`);
+    try {
+      const doc = await this.issue(nonce);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: doc.toString('base64') }));
+    } catch (err) {
+      reply(res, 500, `issuing attestation: ${(err as Error).message}`);
+    }
+  }
+}
+
+function reply(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${text}\n`);
+}
+
+function decodeNonce(text: string): Buffer | undefined {
+  try {
+    const out = decodeBase64UrlPadded(text);
+    return out.length === 0 ? undefined : out;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,18 @@
+import * as grpc from '@grpc/grpc-js';
+import { verify } from '@asterism/proto';
+import type { AttestationSource } from './running-node.js';
+
+/** verify.API/GetAttestation over plain gRPC (the nonce inside the document gives freshness). */
+export class GrpcAttestationSource implements AttestationSource {
+  async getAttestation(endpoint: string, nonce: Uint8Array, signal: AbortSignal): Promise<Uint8Array> {
+    const client = new verify.APIClient(endpoint, grpc.credentials.createInsecure());
+    try {
+      return await new Promise<Uint8Array>((resolve, reject) => {
+        const call = client.getAttestation({ nonce: Buffer.from(nonce) }, (err, res) => (err ? reject(err) : resolve(res.attestation)));
+        signal.addEventListener('abort', () => call.cancel(), { once: true });
+      });
+    } finally {
+      client.close();
+    }
+  }
+}
