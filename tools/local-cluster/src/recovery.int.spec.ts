@@ -53,6 +53,8 @@ describe('local cluster: verify running nodes, recover a full control-plane outa
   });
   after(async () => {
     await down(root);
+    const leftovers = execFileSync('ps', ['-eo', 'pid,args']).toString().split('\n').filter((l) => l.includes(root));
+    assert.deepEqual(leftovers, [], 'no process of the cluster survives down');
     assert.equal(existsSync(root), false);
   });
 
@@ -112,8 +114,10 @@ describe('local cluster: verify running nodes, recover a full control-plane outa
   it('full control-plane outage: nodes wait for recovery; a wrong master secret is refused and writes nothing; recover unlocks every node with its unchanged disk key', async () => {
     const before = { cp: await readNodeStatus(layout, 'control-plane-0'), worker: await readNodeStatus(layout, 'worker-0') };
     const keys = { cp: diskKey('control-plane-0'), worker: diskKey('worker-0') };
-    // Every node goes down at once (the control plane included): no joinservice is left.
-    await Promise.all([rebootNode(root, 'control-plane-0'), rebootNode(root, 'worker-0')]);
+    // Every node goes down (the control plane first, so no joinservice is left for the worker).
+    // One after the other: rebootNode rewrites the cluster state file.
+    await rebootNode(root, 'control-plane-0');
+    await rebootNode(root, 'worker-0');
     for (const n of ['control-plane-0', 'worker-0']) {
       await eventually(`${n} waits for its disk key`, async () => ((await readNodeStatus(layout, n))?.phase === 'waiting' ? true : undefined));
     }

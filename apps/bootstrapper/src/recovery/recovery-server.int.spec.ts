@@ -126,7 +126,7 @@ describe('recovery server on a real LUKS2 disk and a real TPM lock', { skip }, (
     const port = await server.listen('127.0.0.1:0', atlsServerCredentials({ issuer: new DummyIssuer(), logger }));
     const refusing = { variant: new DummyValidator().variant, validate: async () => Promise.reject(new Error('measurement mismatch at PCR 9')) };
     const client = new recoverproto.APIClient(`127.0.0.1:${port}`, atlsChannelCredentials({ validators: [refusing] }));
-    const err = await new Promise<grpc.ServiceError | null>((resolve) => client.recover({ kmsUri: encodeClusterKmsUri(master), storageUri: NO_STORE_URI }, { deadline: Date.now() + 5000 }, (e) => resolve(e)));
+    const err = await new Promise<grpc.ServiceError | null>((resolve) => client.recover({ kmsUri: encodeClusterKmsUri(master), storageUri: NO_STORE_URI }, new grpc.Metadata(), { deadline: Date.now() + 5000 }, (e) => resolve(e)));
     client.close();
     assert.ok(err && (err.code === grpc.status.UNAVAILABLE || err.code === grpc.status.DEADLINE_EXCEEDED), String(err));
     let settled = false;
