@@ -38,3 +38,4 @@ export { registerValidator, validatorFor, validatorFromConfigJson, validatorVari
 export { VtpmIssuer, type TpmOpener, type VtpmIssuerOptions } from './vtpm/issuer.js';
 export { VtpmValidator, type VtpmValidatorOptions } from './vtpm/validator.js';
 export { QemuVtpmIssuer, QemuVtpmValidator } from './vtpm/qemu.js';
+export * from './collateral/index.js';
