@@ -34,8 +34,9 @@ export {
   type SpecIdEvent,
   type TcgEvent,
 } from './vtpm/event-log.js';
-export { registerValidator, validatorFor, validatorFromConfigJson, validatorVariants, type ValidatorConstructor } from './choose.js';
-export { VtpmIssuer, type TpmOpener, type VtpmIssuerOptions } from './vtpm/issuer.js';
+export { registerValidator, validatorFor, validatorFromConfigJson, validatorVariants, type ValidatorConstructor, type ValidatorDependencies } from './choose.js';
+export { VtpmIssuer, type LoadedAttestationKey, type TpmOpener, type VtpmIssuerOptions } from './vtpm/issuer.js';
 export { VtpmValidator, type VtpmValidatorOptions } from './vtpm/validator.js';
 export { QemuVtpmIssuer, QemuVtpmValidator } from './vtpm/qemu.js';
 export * from './collateral/index.js';
+export * from './snp/index.js';
