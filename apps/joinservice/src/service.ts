@@ -2,10 +2,9 @@ import * as grpc from '@grpc/grpc-js';
 import type { Validator } from '@asterism/attestation';
 import type { Logger } from '@asterism/logger';
 import { join } from '@asterism/proto';
-import { GrpcServer, ServiceMetrics, type MetricsEndpoint } from '@asterism/service-runtime';
+import { GrpcServer, PeerRateLimiter, ServiceMetrics, type MetricsEndpoint } from '@asterism/service-runtime';
 import { JoinServer } from './join-server.js';
 import { JoinMetrics } from './metrics.js';
-import { PeerRateLimiter } from './rate-limiter.js';
 import { TicketIssuer, type TicketIssuerDeps } from './ticket/ticket-issuer.js';
 import { MeteredValidator } from './attestation/metered-validator.js';
 
