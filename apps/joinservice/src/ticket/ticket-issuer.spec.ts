@@ -69,8 +69,9 @@ function stubs(overrides: Partial<TicketIssuerDeps> = {}) {
     },
     csrValidator: {
       nodeNameFromCsr(der) {
-        if (Buffer.from(der).toString() !== 'csr:node') throw new Error('CN must start with system:node:');
-        return 'node';
+        const text = Buffer.from(der).toString();
+        if (!text.startsWith('csr:')) throw new Error('CN must start with system:node:');
+        return text.slice(4);
       },
     },
     hostKeyValidator: {
@@ -148,6 +149,9 @@ describe('TicketIssuer.issueJoinTicket', () => {
     ['bad host key', { hostPublicKey: Buffer.from('nope') }, /host_public_key: not an SSH public key/],
     ['principal with a comma', { hostCertificatePrincipals: ['a,b'] }, /invalid host certificate principal/],
     ['too many principals', { hostCertificatePrincipals: Array.from({ length: 65 }, (_, i) => `p${i}`) }, /more than 64/],
+    ['node name with a path (system:node:../../etc)', { certificateRequest: Buffer.from('csr:../../etc') }, /not a valid Kubernetes node name/],
+    ['node name with a slash', { certificateRequest: Buffer.from('csr:a/b') }, /not a valid Kubernetes node name/],
+    ['node name longer than 253', { certificateRequest: Buffer.from(`csr:${'a'.repeat(254)}`) }, /not a valid Kubernetes node name/],
   ];
   for (const [name, over, message] of invalid) {
     it(`rejects ${name} with INVALID_REQUEST before any key or Kubernetes call`, async () => {
@@ -165,6 +169,8 @@ describe('TicketIssuer.issueJoinTicket', () => {
     ['components error', (s) => (s.deps.components.components = () => Promise.reject(new Error('x'))), 'KUBERNETES_UNAVAILABLE', /getting components/],
     ['certificate error', (s) => (s.deps.kubeletCa = { sign: () => Promise.reject(new Error('x')) }), 'INTERNAL', /generating kubelet certificate/],
     ['joining node error', (s) => (s.deps.joiningNodes = { add: () => Promise.reject(new Error('x')) }), 'KUBERNETES_UNAVAILABLE', /adding node to joining nodes/],
+    ['apiserver refusing the object (422)', (s) => (s.deps.joiningNodes = { add: () => Promise.reject(new K8sError('K8S_INVALID', 'invalid name')) }), 'INVALID_REQUEST', /adding node to joining nodes: invalid name/],
+    ['apiserver refusing our credentials (403)', (s) => (s.deps.tokens = { createJoinToken: () => Promise.reject(new K8sError('K8S_FORBIDDEN', 'forbidden')) }), 'INTERNAL', /forbidden/],
   ];
   for (const [name, mutate, code, message] of failures) {
     it(`maps ${name} to ${code}`, async () => {
