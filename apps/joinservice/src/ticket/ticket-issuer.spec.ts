@@ -192,6 +192,43 @@ describe('TicketIssuer.issueJoinTicket', () => {
   });
 });
 
+describe('TicketIssuer outbound deadlines (a frozen keyservice or apiserver)', () => {
+  const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
+  const frozen: Array<[string, (s: ReturnType<typeof stubs>) => void, string, RegExp]> = [
+    ['keyservice', (s) => (s.deps.keys = { getDataKey: () => never() }), 'KEYSERVICE_UNAVAILABLE', /getting measurement secret: no answer within 50 ms/],
+    ['apiserver (bootstrap token)', (s) => (s.deps.tokens = { createJoinToken: () => never() }), 'KUBERNETES_UNAVAILABLE', /generating Kubernetes join arguments: no answer within 50 ms/],
+    ['apiserver (components)', (s) => (s.deps.components.componentsReference = () => never()), 'KUBERNETES_UNAVAILABLE', /getting components ConfigMap name: no answer/],
+    ['apiserver (JoiningNode)', (s) => (s.deps.joiningNodes = { add: () => never() }), 'KUBERNETES_UNAVAILABLE', /adding node to joining nodes: no answer/],
+  ];
+  for (const [name, freeze, code, message] of frozen) {
+    it(`a frozen ${name} fails the ticket with ${code} after the deadline`, async () => {
+      const s = stubs({ outboundTimeoutMs: 50 });
+      freeze(s);
+      const started = Date.now();
+      await assert.rejects(new TicketIssuer(s.deps).issueJoinTicket(request(), ctx), (e: unknown) => e instanceof JoinError && e.code === code && message.test(e.message));
+      assert.ok(Date.now() - started < 2000);
+    });
+  }
+
+  it('a frozen certSANs read only costs its deadline: the ticket is still issued', async () => {
+    const s = stubs({ outboundTimeoutMs: 50, certSans: { certSans: () => never() } });
+    const res = await new TicketIssuer(s.deps).issueJoinTicket(request(), ctx);
+    assert.ok(res.token);
+  });
+
+  it('a client cancelling stops the wait at once', async () => {
+    const s = stubs({ outboundTimeoutMs: 60_000, keys: { getDataKey: () => never() } });
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 20);
+    await assert.rejects(new TicketIssuer(s.deps).issueJoinTicket(request(), { ...ctx, signal: abort.signal }), /cancelled by the client/);
+  });
+
+  it('rejoin tickets have the same deadline', async () => {
+    const s = stubs({ outboundTimeoutMs: 50, keys: { getDataKey: () => never() } });
+    await assert.rejects(new TicketIssuer(s.deps).issueRejoinTicket({ diskUuid: UUID }, ctx), (e: unknown) => e instanceof JoinError && e.code === 'KEYSERVICE_UNAVAILABLE');
+  });
+});
+
 describe('TicketIssuer.issueRejoinTicket (TestIssueRejoinTicket)', () => {
   it('returns disk key and measurement secret only', async () => {
     const { deps, calls } = stubs();
