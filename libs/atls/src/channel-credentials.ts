@@ -5,7 +5,7 @@ import type { SecureConnector, SecureConnectResult } from '@grpc/grpc-js/build/s
 import type { Issuer, Validator } from '@asterism/attestation';
 import { generateNonce } from '@asterism/crypto';
 import { AtlsError, toAtlsError } from './errors.js';
-import { ATLS_EVIDENCE_METADATA_KEY, issueExporterEvidence } from './evidence.js';
+import { ATLS_EVIDENCE_METADATA_KEY, evidenceChunks, issueExporterEvidence } from './evidence.js';
 import { ConnectionGuard } from './connection-guard.js';
 import { VALIDATION_TIMEOUT_MS, verifyAtlsCertificate } from './verify.js';
 
@@ -83,7 +83,7 @@ class AtlsConnector implements SecureConnector {
       ? callCredentials.compose(
           grpc.credentials.createFromMetadataGenerator((_params, cb) => {
             const md = new grpc.Metadata();
-            if (this.#evidence) md.set(ATLS_EVIDENCE_METADATA_KEY, this.#evidence);
+            if (this.#evidence) for (const chunk of evidenceChunks(this.#evidence)) md.add(ATLS_EVIDENCE_METADATA_KEY, chunk);
             cb(null, md);
           }),
         )

@@ -29,6 +29,7 @@ export type AtlsErrorCode =
   | 'TLS_ALERT'
   | 'HANDSHAKE_TIMEOUT'
   | 'ISSUER_TIMEOUT'
+  | 'EVIDENCE_TOO_LARGE'
   | 'DIAL_FAILED';
 
 /**
@@ -52,6 +53,7 @@ const FINAL_CODES: ReadonlySet<AtlsErrorCode> = new Set<AtlsErrorCode>([
   'NO_CLIENT_EVIDENCE',
   'EKM_REQUIRES_TLS13',
   'TLS_ALERT',
+  'EVIDENCE_TOO_LARGE',
 ]);
 
 /** An aTLS handshake or verification failure with a stable reason code. */

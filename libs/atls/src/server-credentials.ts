@@ -5,7 +5,7 @@ import { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Issuer, type Valid
 import { generateNonce } from '@asterism/crypto';
 import { createAtlsCertificate, createNonceCaCertificate, generateAtlsKey } from './certificate.js';
 import { AtlsError, atlsStatus, toAtlsError } from './errors.js';
-import { ATLS_EVIDENCE_METADATA_KEY, verifyExporterEvidence } from './evidence.js';
+import { ATLS_EVIDENCE_METADATA_KEY, ATLS_MAX_HEADER_LIST_BYTES, joinEvidenceChunks, verifyExporterEvidence } from './evidence.js';
 import { verifyAtlsCertificate } from './verify.js';
 
 /** Options of {@link atlsServerCredentials}. */
@@ -80,6 +80,9 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
         rejectUnauthorized: false,
         minVersion: 'TLSv1.2',
         handshakeTimeout: options.handshakeTimeoutMs ?? 10_000,
+        // grpc-js passes these to http2.createSecureServer: room for base64 client evidence in a
+        // header (Node's default of 64 KiB refused ~46 KiB of evidence with a bare REFUSED_STREAM).
+        settings: { maxHeaderListSize: ATLS_MAX_HEADER_LIST_BYTES },
       } as never,
       // Default context without a certificate: clients that send no SNI fail the handshake.
       {},
@@ -170,8 +173,8 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
     if (conn.verified) return conn.verified;
     let verdict = conn.certVerdict ?? conn.exporterVerdict;
     if (!verdict) {
-      const evidence = metadata.get(ATLS_EVIDENCE_METADATA_KEY)[0];
-      if (!Buffer.isBuffer(evidence)) {
+      const evidence = joinEvidenceChunks(metadata.get(ATLS_EVIDENCE_METADATA_KEY));
+      if (!evidence) {
         throw new AtlsError('NO_CLIENT_EVIDENCE', 'client attestation required: no client certificate and no exporter-bound evidence');
       }
       verdict = conn.exporterVerdict = verifyExporterEvidence(evidence, conn.socket, this.#validators, { timeoutMs: this.#opts.validationTimeoutMs }).then(
