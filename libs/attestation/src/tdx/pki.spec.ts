@@ -23,7 +23,7 @@ function makeTestCa(): { cert: X509Certificate; keyPem: string; cleanup: () => v
     execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-subj', '/CN=Asterism test CRL CA', '-days', '2'], { stdio: 'pipe' });
   } catch {
     rmSync(dir, { recursive: true, force: true });
-    return missingComponent('openssl', 'apt-get install openssl');
+    return missingComponent('openssl', 'apt-get install openssl') || 'openssl failed';
   }
   return { cert: new X509Certificate(readFileSync(join(dir, 'c.pem'))), keyPem: readFileSync(join(dir, 'k.pem'), 'utf8'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }

@@ -11,7 +11,7 @@ const verifier = new DcapVerifier();
 
 function flip(buf: Buffer, offset: number): Buffer {
   const out = Buffer.from(buf);
-  out[offset] ^= 0x01;
+  out[offset] = out[offset]! ^ 0x01;
   return out;
 }
 
