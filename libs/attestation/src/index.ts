@@ -38,5 +38,6 @@ export { registerValidator, validatorFor, validatorFromConfigJson, validatorVari
 export { VtpmIssuer, type TpmOpener, type VtpmIssuerOptions } from './vtpm/issuer.js';
 export { VtpmValidator, type VtpmValidatorOptions } from './vtpm/validator.js';
 export { QemuVtpmIssuer, QemuVtpmValidator } from './vtpm/qemu.js';
+export * from './collateral/index.js';
 export * from './tdx/index.js';
 export { HCL_REPORT_NV_INDEX, parseTdxHclReport, type TdxHclReport } from './azure/hcl-report.js';
