@@ -4,3 +4,16 @@ export { parseQeIdentity, parseTcbInfo, type DcapCollateral, type QeIdentity, ty
 export { readPckTcb, type PckTcb } from './pck.js';
 export { applyStatusPolicy, converge, evaluateTcb, type TcbEvaluation } from './tcb.js';
 export { DcapVerifier, DEFAULT_ACCEPTED_TCB_STATUSES, type AuthenticatedQuote, type DcapVerification, type DcapVerifierOptions } from './verifier.js';
+export { verifySignedCollateral } from './verifier.js';
+export {
+  CachedTdxCollateralSource,
+  encodePcsRecord,
+  INTEL_PCS_BASE_URL,
+  INTEL_ROOT_CRL_URL,
+  pcsCollateralFetcher,
+  pcsRequest,
+  verifyPcsRecord,
+  type PcsFetcherOptions,
+  type TdxCollateralSource,
+  type TdxPlatform,
+} from './pcs-collateral.js';

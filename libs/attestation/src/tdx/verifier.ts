@@ -32,6 +32,25 @@ export interface DcapVerification {
   pckIssuer: string;
 }
 
+/**
+ * A signed collateral document: issuer chain to `root` and ECDSA signature over its raw member at
+ * `at`; with `checkWindow` (default) also issueDate <= at <= nextUpdate (COLLATERAL_EXPIRED).
+ */
+export function verifySignedCollateral<T extends TdxTcbInfo | QeIdentity>(doc: Signed<T>, issuerChainPem: string, root: X509Certificate, at: Date, what: string, checkWindow = true): T {
+  const chain = parsePemChain(issuerChainPem, `${what} issuer chain`);
+  verifyChain(chain, root, at, `${what} issuer chain`);
+  if (!verifyP256Raw(chain[0]!.publicKey, Buffer.from(doc.signedText, 'utf8'), doc.signature)) {
+    throw new AttestationError('COLLATERAL_SIGNATURE_INVALID', `${what}: signature does not verify with ${cn(chain[0]!)}`, { details: { collateral: what } });
+  }
+  const { issueDate, nextUpdate } = doc.value;
+  if (checkWindow && (at < issueDate || at > nextUpdate)) {
+    throw new AttestationError('COLLATERAL_EXPIRED', `${what}: not current at ${at.toISOString()} (issued ${issueDate.toISOString()}, next update ${nextUpdate.toISOString()})`, {
+      details: { collateral: what, issueDate: issueDate.toISOString(), nextUpdate: nextUpdate.toISOString(), at: at.toISOString() },
+    });
+  }
+  return doc.value;
+}
+
 /** The verified pieces of a quote and its collateral, before the TCB evaluation. */
 export interface AuthenticatedQuote {
   quote: TdxQuote;
@@ -72,8 +91,8 @@ export class DcapVerifier {
     this.#requireVersion(q);
     const { pck, pckTcb, issuer } = this.#verifyPckChain(q, at);
     this.#checkRevocations(collateral, pck, issuer, at);
-    const tcbInfo = this.#verifySigned(parseTcbInfo(collateral.tcbInfo), collateral.tcbInfoIssuerChain, at, 'TCB info');
-    const qeIdentity = this.#verifySigned(parseQeIdentity(collateral.qeIdentity), collateral.qeIdentityIssuerChain, at, 'QE identity');
+    const tcbInfo = verifySignedCollateral(parseTcbInfo(collateral.tcbInfo), collateral.tcbInfoIssuerChain, this.#root, at, 'TCB info');
+    const qeIdentity = verifySignedCollateral(parseQeIdentity(collateral.qeIdentity), collateral.qeIdentityIssuerChain, this.#root, at, 'QE identity');
     this.#matchPlatform(tcbInfo, pckTcb);
     this.#verifyQeReport(q, pck);
     this.#verifyQuoteSignature(q);
@@ -99,22 +118,6 @@ export class DcapVerifier {
   #checkRevocations(c: DcapCollateral, pck: X509Certificate, issuer: X509Certificate, at: Date): void {
     checkRevocation(parseCrl(c.rootCrl, 'root CA CRL'), this.#root, [issuer], at, 'root CA CRL');
     checkRevocation(parseCrl(c.pckCrl, 'PCK CRL'), issuer, [pck], at, 'PCK CRL');
-  }
-
-  /** A collateral document: issuer chain to the root, signature over its raw member, current at `at`. */
-  #verifySigned<T extends TdxTcbInfo | QeIdentity>(doc: Signed<T>, issuerChainPem: string, at: Date, what: string): T {
-    const chain = parsePemChain(issuerChainPem, `${what} issuer chain`);
-    verifyChain(chain, this.#root, at, `${what} issuer chain`);
-    if (!verifyP256Raw(chain[0]!.publicKey, Buffer.from(doc.signedText, 'utf8'), doc.signature)) {
-      throw new AttestationError('COLLATERAL_SIGNATURE_INVALID', `${what}: signature does not verify with ${cn(chain[0]!)}`, { details: { collateral: what } });
-    }
-    const { issueDate, nextUpdate } = doc.value;
-    if (at < issueDate || at > nextUpdate) {
-      throw new AttestationError('COLLATERAL_EXPIRED', `${what}: not current at ${at.toISOString()} (issued ${issueDate.toISOString()}, next update ${nextUpdate.toISOString()})`, {
-        details: { collateral: what, issueDate: issueDate.toISOString(), nextUpdate: nextUpdate.toISOString(), at: at.toISOString() },
-      });
-    }
-    return doc.value;
   }
 
   /** The TCB info is the one for this platform (FMSPC and PCE ID of the PCK certificate). */
