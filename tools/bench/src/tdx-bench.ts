@@ -8,24 +8,15 @@
 // identity (parse, issuer chains, signatures), QE report signature and binding, quote signature.
 // The baseline is the single signature check every quote verifier needs at minimum.
 import { createPublicKey, verify } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { DcapVerifier, parseTdxQuote, type DcapCollateral } from '@asterism/attestation';
+import { DcapVerifier, parseTdxQuote } from '@asterism/attestation';
+import { tdxVector, VECTOR_TIME, vectorCollateral } from '@asterism/attestation/testing';
 import { median, quantile, ratio } from './stats.js';
 
 const N = Number(process.env.N ?? 300);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
-const at = new Date('2023-06-20T00:00:00Z');
-const file = (name: string) => readFileSync(new URL(`../../../testdata/tdx/${name}`, import.meta.url));
-const quote = file('quote-v4-spr.dat');
-const collateral: DcapCollateral = {
-  tcbInfo: file('tcbinfo.json').toString(),
-  tcbInfoIssuerChain: file('tcbinfo-issuer-chain.pem').toString(),
-  qeIdentity: file('qe-identity.json').toString(),
-  qeIdentityIssuerChain: file('qe-identity-issuer-chain.pem').toString(),
-  pckCrl: file('pck-crl.der'),
-  pckCrlIssuerChain: file('pck-crl-issuer-chain.pem').toString(),
-  rootCrl: file('root-crl.der'),
-};
+const at = VECTOR_TIME;
+const quote = tdxVector('quote-v4-spr.dat');
+const collateral = vectorCollateral();
 const verifier = new DcapVerifier();
 const parsed = parseTdxQuote(quote);
 const ak = parsed.attestationKey;

@@ -1,20 +1,11 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { encodeTdxDocument, parseTdxQuote, type DcapCollateral } from '@asterism/attestation';
+import { encodeTdxDocument, parseTdxQuote } from '@asterism/attestation';
+import { tdxVector, vectorCollateral } from '@asterism/attestation/testing';
 import { formatTdxReport, RecordingTdxVerifier, tdBodyOf } from './tdx-report.js';
 
-const vector = (name: string) => readFileSync(new URL(`../../../../testdata/tdx/${name}`, import.meta.url));
-const quote = vector('quote-v4-spr.dat');
-const collateral: DcapCollateral = {
-  tcbInfo: vector('tcbinfo.json').toString(),
-  tcbInfoIssuerChain: vector('tcbinfo-issuer-chain.pem').toString(),
-  qeIdentity: vector('qe-identity.json').toString(),
-  qeIdentityIssuerChain: vector('qe-identity-issuer-chain.pem').toString(),
-  pckCrl: vector('pck-crl.der'),
-  pckCrlIssuerChain: vector('pck-crl-issuer-chain.pem').toString(),
-  rootCrl: vector('root-crl.der'),
-};
+const quote = tdxVector('quote-v4-spr.dat');
+const collateral = vectorCollateral();
 
 describe('asterism verify: TDX report', () => {
   const body = tdBodyOf(encodeTdxDocument({ rawQuote: quote, userData: Buffer.alloc(0) }))!;

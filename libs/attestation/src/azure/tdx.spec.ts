@@ -12,7 +12,7 @@ import type { AzureTdxConfig } from '../config/types.js';
 import { AttestationError } from '../errors.js';
 import type { TdxQuoteVerifier } from '../tdx/qemu-tdx.js';
 import { parseTdxQuote, type TdxQuote } from '../tdx/quote.js';
-import { tdxVector, VECTOR_OFFSETS, VECTOR_TIME, vectorCollateral } from '../tdx/vectors.fixture.js';
+import { errorCode, tdxVector, VECTOR_OFFSETS, VECTOR_TIME, vectorCollateral } from '../tdx/vectors.fixture.js';
 import type { VtpmAttestationDocument } from '../vtpm/document.js';
 import { checkHclAkBinding } from './hcl-ak.js';
 import { HCL_IGVM_HEADER_OFFSET, parseTdxHclReport } from './hcl-report.js';
@@ -37,15 +37,6 @@ function rsaAk(modulus: Buffer, exponent = 0): RsaPublic {
 type RsaPublic = Extract<TpmtPublic, { modulus: Buffer }>;
 const hclAk = rsaAk(Buffer.from(runtimeKey.n, 'base64url'));
 
-const code = (fn: () => unknown): string => {
-  try {
-    fn();
-    return 'OK';
-  } catch (err) {
-    assert.ok(err instanceof AttestationError, String(err));
-    return err.code;
-  }
-};
 
 describe('checkHclAkBinding with the real Azure TDX HCL report', () => {
   const tampered = Buffer.from(hcl.runtimeData);
@@ -58,7 +49,7 @@ describe('checkHclAkBinding with the real Azure TDX HCL report', () => {
     { name: 'a runtime data byte changed', run: () => checkHclAkBinding(tampered, tdReportData, hclAk), want: 'AK_UNTRUSTED' },
     { name: 'REPORT_DATA of another report', run: () => checkHclAkBinding(hcl.runtimeData, Buffer.alloc(64), hclAk), want: 'AK_UNTRUSTED' },
   ];
-  for (const c of cases) it(`${c.name} -> ${c.want}`, () => assert.equal(code(c.run), c.want));
+  for (const c of cases) it(`${c.name} -> ${c.want}`, () => assert.equal(errorCode(c.run), c.want));
 });
 
 describe('checkAzureTdxPolicy on the real quote', () => {

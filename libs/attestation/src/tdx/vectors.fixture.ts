@@ -3,6 +3,7 @@
  * benchmarks: a production quote v4 and the June 2023 PCS collateral for its platform.
  */
 import { readFileSync } from 'node:fs';
+import { AttestationError } from '../errors.js';
 import type { DcapCollateral } from './collateral.js';
 
 /** A time inside the validity of every vector (certificates, CRLs, TCB info, QE identity). */
@@ -36,3 +37,14 @@ export const VECTOR_OFFSETS = {
   qeAuthData: 48 + 584 + 4 + 128 + 6 + 384 + 64 + 2,
   pckChain: 48 + 584 + 4 + 128 + 6 + 384 + 64 + 2 + 32 + 6,
 } as const;
+
+/** 'OK' when `fn` returns, else the code of the AttestationError it throws (anything else is rethrown). */
+export function errorCode(fn: () => unknown): string {
+  try {
+    fn();
+    return 'OK';
+  } catch (err) {
+    if (err instanceof AttestationError) return err.code;
+    throw err;
+  }
+}
