@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { validatorFromConfigJson } from '@asterism/attestation';
+import { CachedTdxCollateralSource, CollateralCache, pcsCollateralFetcher, registerAzureTdxValidator, registerQemuTdxValidator, validatorFromConfigJson } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, type KubeClients } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
@@ -56,6 +56,13 @@ async function main(): Promise<void> {
     if (signer) {
       // The SNP validators that consume the cached ASK are not part of this build; the cache is still kept current.
       await step(logger, 'creating certificate cache', () => new CertCache(new ConfigMapStore(clients.core), new HttpKdsChainSource(), logger).load(signer));
+    }
+    if (cfg.variant.name === 'qemu-tdx' || cfg.variant.name === 'azure-tdx') {
+      // One TDX collateral cache for the process (it outlives config reloads): Intel PCS fetches
+      // bounded by the handshake's deadline, shared per key, backed off on failure.
+      const tdxCollateral = new CachedTdxCollateralSource(new CollateralCache({ name: 'tdx-pcs', fetch: pcsCollateralFetcher(), logger }));
+      registerQemuTdxValidator(tdxCollateral);
+      registerAzureTdxValidator(tdxCollateral);
     }
     const attestationConfigPath = join(cfg.configDir, 'attestationConfig');
     const validator = await step(logger, `loading attestation config ${attestationConfigPath}`, () =>
