@@ -39,6 +39,8 @@ export interface BootstrapperConfig {
   imageRepository: string | undefined;
   /** kubeadm backend: preflight checks reported as warnings. */
   ignorePreflightErrors: string[];
+  /** kubeadm backend: kube-proxy conntrack.maxPerCore (undefined = kube-proxy's default). */
+  kubeProxyConntrackMaxPerCore: number | undefined;
 }
 
 export const USAGE = `Usage: bootstrapper [flags]
@@ -76,6 +78,9 @@ Flags (environment in brackets):
   --image-repository <repo>      kubeadm backend: registry prefix of the control-plane images
   --ignore-preflight-errors <l>  kubeadm backend: comma-separated kubeadm preflight checks to
                                  report as warnings (nodes that are containers, not VMs)
+  --kube-proxy-conntrack-max-per-core <n>
+                                 kubeadm backend: kube-proxy's conntrack.maxPerCore; 0 keeps the
+                                 kernel's limit (needed when the node is a network namespace)
   -h, --help                     show this help`;
 
 export { FlagError };
@@ -113,6 +118,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
         'init-system': { type: 'string' },
         'image-repository': { type: 'string' },
         'ignore-preflight-errors': { type: 'string' },
+        'kube-proxy-conntrack-max-per-core': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -163,6 +169,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     apiServerPort: int('api-server-port', values['api-server-port'], 6443, 0, 65535),
     initSystem,
     imageRepository: values['image-repository'] || undefined,
+    kubeProxyConntrackMaxPerCore: values['kube-proxy-conntrack-max-per-core'] === undefined ? undefined : int('kube-proxy-conntrack-max-per-core', values['kube-proxy-conntrack-max-per-core'], 0, 0, 1 << 20),
     ignorePreflightErrors: (values['ignore-preflight-errors'] ?? '').split(',').map((s) => s.trim()).filter(Boolean),
   };
 }

@@ -129,6 +129,7 @@ async function main(): Promise<void> {
       files,
       ...(cfg.imageRepository ? { imageRepository: cfg.imageRepository } : {}),
       ignorePreflightErrors: cfg.ignorePreflightErrors,
+      ...(cfg.kubeProxyConntrackMaxPerCore !== undefined ? { kubeProxyConntrackMaxPerCore: cfg.kubeProxyConntrackMaxPerCore } : {}),
     });
     initializer = kubeadm;
     joiner = kubeadm;

@@ -19,6 +19,8 @@ import { atlsChannelCredentials } from '@asterism/atls';
 import { init } from '@asterism/proto';
 import { ConfigError, loadCliConfig, type CliConfig } from './config/cli-config.js';
 import { GrpcInitConnector } from './init/grpc-connector.js';
+import { DEFAULT_CHART_DIR } from './init/chart-location.js';
+import { HelmServicesDeployer, ServicesDeployError, spawnHelm } from './init/deploy-services.js';
 import { InitCommandError, runInit } from './init/init-command.js';
 import { RecordingValidator } from './verify/recording-validator.js';
 import { formatMeasurementTable, measurementRows } from './verify/report.js';
@@ -54,7 +56,21 @@ Flags:
   --apiserver-cert-san <san>    extra API server certificate SAN (repeatable)
   --service-cidr <cidr>         service CIDR
   --master-secret <file>        reuse this master secret file instead of generating one
-  --timeout <seconds>           how long to retry an unreachable node (default 300)`;
+  --timeout <seconds>           how long to retry an unreachable node (default 300)
+  --conformance                 conformance mode: kubeadm also deploys kube-proxy
+
+Services (after init, with Helm; docs/protocol/helm.md):
+  --skip-helm                   do not deploy the services (the node runs them itself, e.g. the
+                                local backend of tools/local-cluster)
+  --skip-helm-wait              do not wait for the pods (and do not roll back): for debugging
+  --helm-values <file>          extra values file for the asterism-services chart (repeatable)
+  --image-repository <prefix>   image prefix of joinservice/keyservice (default localhost/asterism:
+                                the images "npx nx run deploy:images" builds)
+  --csp <csp>                   cloud provider for the joinservice: AWS, Azure, GCP, OpenStack, QEMU
+                                (default QEMU)
+  --chart <dir>                 the asterism-services chart (default: deploy/charts of this build)
+  --helm <path>                 helm binary (default $HELM, else "helm" on PATH)
+  --helm-timeout <seconds>      how long Helm waits for the pods (default 600)`;
 
 const VERIFY_USAGE = `Usage: asterism verify --node <host[:port]> [flags]
 
@@ -77,16 +93,19 @@ function withPort(hostPort: string, port: number): string {
   return hostPort.includes(':') ? `[${hostPort}]:${port}` : `${hostPort}:${port}`;
 }
 
-async function attestationConfig(values: { variant?: string | undefined; 'attestation-config'?: string | undefined }, file: CliConfig): Promise<AttestationConfig> {
+/** The attestation config and its JSON exactly as the user wrote it (what join-config carries). */
+async function attestationConfig(values: { variant?: string | undefined; 'attestation-config'?: string | undefined }, file: CliConfig): Promise<AttestationConfig & { json: string }> {
   const variantName = values.variant ?? file.attestation?.variant;
   if (!variantName) throw new UsageError('the attestation variant is required (--variant or attestation.variant in the config file)');
   const variant = Variant.fromString(variantName);
   const path = values['attestation-config'] ?? file.attestation?.configFile;
   if (!path) {
-    if (variant.name === 'dummy') return unmarshalAttestationConfig('{"measurements":{}}', variant);
+    const json = '{"measurements":{}}';
+    if (variant.name === 'dummy') return { ...unmarshalAttestationConfig(json, variant), json };
     throw new UsageError(`an attestation config with the expected measurements is required for ${variant.name} (--attestation-config)`);
   }
-  return unmarshalAttestationConfig(await readFile(path), variant);
+  const json = await readFile(path, 'utf8');
+  return { ...unmarshalAttestationConfig(json, variant), json };
 }
 
 function seconds(raw: string | undefined, fallback: number): number {
@@ -112,6 +131,15 @@ async function initCommand(argv: string[]): Promise<number> {
       'service-cidr': { type: 'string' },
       'master-secret': { type: 'string' },
       timeout: { type: 'string' },
+      conformance: { type: 'boolean' },
+      'skip-helm': { type: 'boolean' },
+      'skip-helm-wait': { type: 'boolean' },
+      'helm-values': { type: 'string', multiple: true },
+      'image-repository': { type: 'string' },
+      csp: { type: 'string' },
+      chart: { type: 'string' },
+      helm: { type: 'string' },
+      'helm-timeout': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -145,9 +173,32 @@ async function initCommand(argv: string[]): Promise<number> {
       ...(sans ? { apiServerCertSans: sans } : {}),
       ...(cidr ? { serviceCidr: cidr } : {}),
       ...(values['master-secret'] ? { masterSecretFile: values['master-secret'] } : {}),
+      ...(values.conformance ? { conformance: true } : {}),
     },
     { info: (line) => process.stderr.write(`${line}\n`), nodeLog: (chunk) => process.stderr.write(chunk) },
   );
+  if (!values['skip-helm']) {
+    const csp = values.csp ?? 'QEMU';
+    if (!['AWS', 'Azure', 'GCP', 'OpenStack', 'QEMU'].includes(csp)) throw new UsageError(`unknown --csp "${csp}": want AWS, Azure, GCP, OpenStack or QEMU`);
+    const helmTimeout = seconds(values['helm-timeout'], 600);
+    const deployer = new HelmServicesDeployer({
+      chartDir: values.chart ?? DEFAULT_CHART_DIR,
+      helm: spawnHelm(values.helm ?? process.env.HELM ?? 'helm', (helmTimeout + 60) * 1000),
+      progress: (line) => process.stderr.write(`${line}\n`),
+    });
+    await deployer.deploy({
+      kubeconfigPath: result.kubeconfigPath,
+      masterSecret: result.masterSecret,
+      measurementSalt: result.measurementSalt,
+      attestationConfigJson: att.json,
+      variant: String(att.variant),
+      csp,
+      imageRepository: values['image-repository'] ?? 'localhost/asterism',
+      valuesFiles: values['helm-values'] ?? [],
+      skipWait: values['skip-helm-wait'] ?? false,
+      timeoutSeconds: helmTimeout,
+    });
+  }
   process.stdout.write(`${result.kubeconfigPath}\n`);
   return 0;
 }
@@ -234,7 +285,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`asterism: ${(err as Error).message}\n\nRun "asterism ${command && !command.startsWith('-') ? `${command} ` : ''}--help" for usage.\n`);
       return 2;
     }
-    if (err instanceof ConfigError || err instanceof InitCommandError) {
+    if (err instanceof ConfigError || err instanceof InitCommandError || err instanceof ServicesDeployError) {
       process.stderr.write(`asterism ${command}: ${err.message}\n`);
       return 1;
     }

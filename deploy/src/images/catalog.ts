@@ -122,6 +122,8 @@ export function imageCatalog(tags: { etcd: string; pause: string }): ImageSpec[]
       stage: (rootfs, inputs) => {
         rootfs.addDebianPackages(KUBE_PROXY_PACKAGES);
         rootfs.addFile(join(inputs.k8sBinDir, 'kube-proxy'), '/usr/local/bin/kube-proxy');
+        // Debian creates the plain names with update-alternatives at install time, not in the package.
+        for (const tool of ['iptables', 'iptables-save', 'iptables-restore', 'ip6tables', 'ip6tables-save', 'ip6tables-restore']) rootfs.addSymlink('xtables-nft-multi', `/usr/sbin/${tool}`);
         rootfs.addDir('/run', 0o755);
         rootfs.addDir('/tmp', 0o1777);
       },

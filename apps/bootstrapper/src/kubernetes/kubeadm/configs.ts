@@ -42,6 +42,11 @@ export interface InitConfigInput {
   imageRepository?: string;
   /** Preflight checks reported as warnings instead of errors (`nodeRegistration.ignorePreflightErrors`). */
   ignorePreflightErrors?: string[];
+  /**
+   * kube-proxy's `conntrack.maxPerCore` (conformance mode deploys kube-proxy); 0 keeps the kernel's
+   * limit, which a node in a network namespace cannot raise. Unset = kube-proxy's default.
+   */
+  kubeProxyConntrackMaxPerCore?: number;
 }
 
 /** Inputs of a joining node's kubeadm configuration. */
@@ -140,7 +145,11 @@ export function initConfiguration(input: InitConfigInput): string {
     scheduler: { extraArgs: [{ name: 'profiling', value: 'false' }] },
     ...(minor(input.kubernetesVersion) >= 31 ? { featureGates: { ControlPlaneKubeletLocalMode: true } } : {}),
   };
-  return [initCfg, clusterCfg, kubeletConfiguration(input.providerId)].map((d) => stringify(d)).join('---\n');
+  const kubeProxy =
+    input.kubeProxyConntrackMaxPerCore === undefined
+      ? []
+      : [{ apiVersion: 'kubeproxy.config.k8s.io/v1alpha1', kind: 'KubeProxyConfiguration', conntrack: { maxPerCore: input.kubeProxyConntrackMaxPerCore } }];
+  return [initCfg, clusterCfg, kubeletConfiguration(input.providerId), ...kubeProxy].map((d) => stringify(d)).join('---\n');
 }
 
 /** The kubeadm configuration for `kubeadm join` (bootstrap-token discovery). */

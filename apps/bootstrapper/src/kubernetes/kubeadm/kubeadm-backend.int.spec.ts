@@ -56,6 +56,11 @@ describe('kubeadm backend', { skip }, () => {
     await validate(await backend.initConfig(initReq));
     await validate(await backend.joinConfig(joinReq));
     await validate(await backend.joinConfig({ ...joinReq, role: 'ControlPlane' }));
+    const nodeRuntime = new KubeadmBackend({ kubeadm, metadata, csp: 'QEMU', logger, files: new NodeFileWriter(mkdtempSync(join(tmpdir(), 'kubeadm-root-'))), imageRepository: 'localhost/asterism', ignorePreflightErrors: ['Swap'], kubeProxyConntrackMaxPerCore: 0 });
+    const yaml = await nodeRuntime.initConfig({ ...initReq, conformanceMode: true });
+    assert.match(yaml, /kind: KubeProxyConfiguration[\s\S]*maxPerCore: 0/);
+    assert.match(yaml, /imageRepository: localhost\/asterism/);
+    await validate(yaml);
   });
 
   it('a broken configuration is rejected by the same check (the check can fail)', async () => {

@@ -26,8 +26,18 @@ export const spawnRunner: CommandRunner = (binary, args, signal) =>
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-8192)));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${binary} ${args.join(' ')} exited ${code}: ${err.trim().split('\n').slice(-5).join(' | ')}`))));
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${binary} ${args.join(' ')} exited ${code}: ${failureSummary(err)}`))));
   });
+
+/**
+ * The lines of kubeadm's stderr that say what failed: its `[ERROR ...]` preflight lines and the
+ * `error execution phase` line; else the last lines (with -v=5 kubeadm ends with a stack trace).
+ */
+export function failureSummary(stderr: string): string {
+  const lines = stderr.trim().split('\n');
+  const errors = lines.filter((l) => /\[ERROR |error execution phase|^error:|^\s*\[preflight\].*error/i.test(l)).map((l) => l.trim());
+  return (errors.length > 0 ? errors.slice(0, 12) : lines.slice(-5)).join(' | ');
+}
 
 /** Options of {@link KubeadmBackend}. */
 export interface KubeadmBackendOptions {
@@ -44,6 +54,8 @@ export interface KubeadmBackendOptions {
   imageRepository?: string;
   /** Preflight checks kubeadm reports as warnings (for nodes that are containers, not VMs). */
   ignorePreflightErrors?: string[];
+  /** kube-proxy `conntrack.maxPerCore` (0 = keep the kernel's limit; for nodes in a network namespace). */
+  kubeProxyConntrackMaxPerCore?: number;
   /** Waits for the API server after kubeadm (default: lists namespaces with admin.conf). */
   apiReadiness?: ApiReadinessProbe;
   /** How long init waits for the API server after kubeadm (default 2 min, as the reference). */
@@ -86,6 +98,7 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
       cloudProvider: cloudProviderFlag(this.o.csp, 'init'),
       ...(this.o.imageRepository ? { imageRepository: this.o.imageRepository } : {}),
       ...(this.o.ignorePreflightErrors?.length ? { ignorePreflightErrors: this.o.ignorePreflightErrors } : {}),
+      ...(this.o.kubeProxyConntrackMaxPerCore !== undefined ? { kubeProxyConntrackMaxPerCore: this.o.kubeProxyConntrackMaxPerCore } : {}),
     });
   }
 
