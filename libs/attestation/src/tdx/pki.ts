@@ -32,20 +32,38 @@ export function p256KeyFromRaw(raw: Buffer): KeyObject {
  * every certificate is valid at `at`, the chain ends in (or is issued by) `root`.
  */
 export function verifyChain(chain: X509Certificate[], root: X509Certificate, at: Date, what: string): void {
-  const fail = (reason: string, index: number, message: string): never => {
-    throw new AttestationError('CERT_CHAIN_INVALID', `${what}: ${message}`, { details: { chain: what, reason, index, subject: chain[index]?.subject.split('\n').find((l) => l.startsWith('CN=')) } });
-  };
-  const full = chain[chain.length - 1]?.raw.equals(root.raw) ? chain : [...chain, root];
+  checkChainValidity(chain, root, at, what);
+  checkChainSignatures(chain, root, what);
+}
+
+/** The time-independent half of {@link verifyChain}: issuers, CA flags, signatures, the root. */
+export function checkChainSignatures(chain: X509Certificate[], root: X509Certificate, what: string): void {
+  const full = withRoot(chain, root);
   for (let i = 0; i < full.length; i++) {
     const cert = full[i]!;
-    if (at < new Date(cert.validFrom) || at > new Date(cert.validTo)) {
-      fail('expired', i, `certificate ${i} is not valid at ${at.toISOString()} (valid ${new Date(cert.validFrom).toISOString()} to ${new Date(cert.validTo).toISOString()})`);
-    }
     const issuer = full[i + 1] ?? root;
-    if (i > 0 && !cert.ca) fail('not-ca', i, `certificate ${i} signs another certificate but is not a CA`);
-    if (!cert.checkIssued(issuer) || !cert.verify(issuer.publicKey)) fail('signature', i, `certificate ${i} is not signed by its issuer`);
+    if (i > 0 && !cert.ca) chainError(full, what, 'not-ca', i, `certificate ${i} signs another certificate but is not a CA`);
+    if (!cert.checkIssued(issuer) || !cert.verify(issuer.publicKey)) chainError(full, what, 'signature', i, `certificate ${i} is not signed by its issuer`);
   }
-  if (!full[full.length - 1]!.raw.equals(root.raw)) fail('untrusted-root', full.length - 1, 'the chain does not end in the trusted root');
+  if (!full[full.length - 1]!.raw.equals(root.raw)) chainError(full, what, 'untrusted-root', full.length - 1, 'the chain does not end in the trusted root');
+}
+
+/** The time-dependent half of {@link verifyChain}: every certificate (and the root) is valid at `at`. */
+export function checkChainValidity(chain: X509Certificate[], root: X509Certificate, at: Date, what: string): void {
+  const full = withRoot(chain, root);
+  full.forEach((cert, i) => {
+    const from = new Date(cert.validFrom);
+    const to = new Date(cert.validTo);
+    if (at < from || at > to) chainError(full, what, 'expired', i, `certificate ${i} is not valid at ${at.toISOString()} (valid ${from.toISOString()} to ${to.toISOString()})`);
+  });
+}
+
+function withRoot(chain: X509Certificate[], root: X509Certificate): X509Certificate[] {
+  return chain[chain.length - 1]?.raw.equals(root.raw) ? chain : [...chain, root];
+}
+
+function chainError(full: X509Certificate[], what: string, reason: string, index: number, message: string): never {
+  throw new AttestationError('CERT_CHAIN_INVALID', `${what}: ${message}`, { details: { chain: what, reason, index, subject: full[index] ? cn(full[index]) : undefined } });
 }
 
 /** A parsed certificate revocation list. */
@@ -96,6 +114,12 @@ export function parseCrl(der: Uint8Array, what: string): Crl {
  * certificate of `certs` is listed.
  */
 export function checkRevocation(crl: Crl, issuer: X509Certificate, certs: X509Certificate[], at: Date, what: string): void {
+  checkCrlSignature(crl, issuer, what);
+  checkCrlListing(crl, certs, at, what);
+}
+
+/** The CRL was issued by `issuer` (COLLATERAL_SIGNATURE_INVALID). */
+export function checkCrlSignature(crl: Crl, issuer: X509Certificate, what: string): void {
   let signed = false;
   try {
     signed = verify('sha256', crl.tbs, issuer.publicKey, crl.signature);
@@ -103,6 +127,10 @@ export function checkRevocation(crl: Crl, issuer: X509Certificate, certs: X509Ce
     signed = false;
   }
   if (!signed) throw new AttestationError('COLLATERAL_SIGNATURE_INVALID', `${what}: not signed by ${cn(issuer)}`, { details: { collateral: what } });
+}
+
+/** The CRL is current at `at` (COLLATERAL_EXPIRED) and lists none of `certs` (CERT_REVOKED). */
+export function checkCrlListing(crl: Crl, certs: X509Certificate[], at: Date, what: string): void {
   if (at < crl.thisUpdate || (crl.nextUpdate && at > crl.nextUpdate)) {
     throw new AttestationError('COLLATERAL_EXPIRED', `${what}: not current at ${at.toISOString()} (${crl.thisUpdate.toISOString()} to ${crl.nextUpdate?.toISOString() ?? 'open'})`, {
       details: { collateral: what, thisUpdate: crl.thisUpdate.toISOString(), nextUpdate: crl.nextUpdate?.toISOString(), at: at.toISOString() },

@@ -75,6 +75,17 @@ describe('DcapVerifier with the real production quote and its PCS collateral', (
     );
   });
 
+  it('warm verifications (memoised signatures) still check every validity window and refuse new tampering', () => {
+    const warm = new DcapVerifier();
+    warm.authenticate(quote, collateral, VECTOR_TIME);
+    warm.authenticate(quote, collateral, VECTOR_TIME);
+    assert.equal(errorCode(() => warm.authenticate(quote, collateral, new Date('2023-07-10T00:00:00Z'))), 'COLLATERAL_EXPIRED', 'QE identity past its next update');
+    assert.equal(errorCode(() => warm.authenticate(quote, collateral, new Date('2050-01-01T00:00:00Z'))), 'CERT_CHAIN_INVALID', 'root expired');
+    assert.equal(errorCode(() => warm.authenticate(quote, tamperedCollateral({ tcbInfo: tcbInfoTampered }), VECTOR_TIME)), 'COLLATERAL_SIGNATURE_INVALID');
+    assert.equal(errorCode(() => warm.authenticate(flip(quote, VECTOR_OFFSETS.qeReport + 10), collateral, VECTOR_TIME)), 'QE_REPORT_SIGNATURE_INVALID');
+    warm.authenticate(quote, collateral, VECTOR_TIME);
+  });
+
   it('a v5 quote parses but is refused with QUOTE_VERSION_UNSUPPORTED', () => {
     const v5 = Buffer.concat([quote.subarray(0, 48), Buffer.from([2, 0, 0x48, 0x02, 0, 0]), quote.subarray(48)]);
     v5.writeUInt16LE(5, 0);

@@ -8,7 +8,8 @@ import { INTEL_SGX_ROOT_CA_PEM } from '../config/roots.js';
 import { AttestationError } from '../errors.js';
 import { parseQeIdentity, parseTcbInfo, type DcapCollateral, type QeIdentity, type Signed, type TcbStatus, type TdxTcbInfo } from './collateral.js';
 import { readPckTcb, parsePemChain, type PckTcb } from './pck.js';
-import { checkRevocation, cn, p256KeyFromRaw, parseCrl, verifyChain, verifyP256Raw } from './pki.js';
+import { checkChainValidity, checkCrlListing, cn, p256KeyFromRaw, verifyChain, verifyP256Raw } from './pki.js';
+import { VerificationMemo } from './verification-memo.js';
 import { parseTdxQuote, type TdxQuote } from './quote.js';
 import { applyStatusPolicy, evaluateTcb, type TcbEvaluation } from './tcb.js';
 
@@ -42,13 +43,17 @@ export function verifySignedCollateral<T extends TdxTcbInfo | QeIdentity>(doc: S
   if (!verifyP256Raw(chain[0]!.publicKey, Buffer.from(doc.signedText, 'utf8'), doc.signature)) {
     throw new AttestationError('COLLATERAL_SIGNATURE_INVALID', `${what}: signature does not verify with ${cn(chain[0]!)}`, { details: { collateral: what } });
   }
-  const { issueDate, nextUpdate } = doc.value;
-  if (checkWindow && (at < issueDate || at > nextUpdate)) {
+  if (checkWindow) checkCollateralWindow(doc.value, at, what);
+  return doc.value;
+}
+
+/** issueDate <= at <= nextUpdate, else COLLATERAL_EXPIRED naming the window. */
+function checkCollateralWindow({ issueDate, nextUpdate }: { issueDate: Date; nextUpdate: Date }, at: Date, what: string): void {
+  if (at < issueDate || at > nextUpdate) {
     throw new AttestationError('COLLATERAL_EXPIRED', `${what}: not current at ${at.toISOString()} (issued ${issueDate.toISOString()}, next update ${nextUpdate.toISOString()})`, {
       details: { collateral: what, issueDate: issueDate.toISOString(), nextUpdate: nextUpdate.toISOString(), at: at.toISOString() },
     });
   }
-  return doc.value;
 }
 
 /** The verified pieces of a quote and its collateral, before the TCB evaluation. */
@@ -64,10 +69,12 @@ export interface AuthenticatedQuote {
 export class DcapVerifier {
   readonly #root: X509Certificate;
   readonly #accepted: ReadonlySet<TcbStatus>;
+  readonly #memo: VerificationMemo;
 
   constructor(options: DcapVerifierOptions = {}) {
     this.#root = new X509Certificate(options.trustedRoot ?? INTEL_SGX_ROOT_CA_PEM);
     this.#accepted = new Set(options.acceptedStatuses ?? DEFAULT_ACCEPTED_TCB_STATUSES);
+    this.#memo = new VerificationMemo(this.#root);
   }
 
   /**
@@ -91,8 +98,8 @@ export class DcapVerifier {
     this.#requireVersion(q);
     const { pck, pckTcb, issuer } = this.#verifyPckChain(q, at);
     this.#checkRevocations(collateral, pck, issuer, at);
-    const tcbInfo = verifySignedCollateral(parseTcbInfo(collateral.tcbInfo), collateral.tcbInfoIssuerChain, this.#root, at, 'TCB info');
-    const qeIdentity = verifySignedCollateral(parseQeIdentity(collateral.qeIdentity), collateral.qeIdentityIssuerChain, this.#root, at, 'QE identity');
+    const tcbInfo = this.#signedCollateral(collateral.tcbInfo, collateral.tcbInfoIssuerChain, at, 'TCB info', parseTcbInfo);
+    const qeIdentity = this.#signedCollateral(collateral.qeIdentity, collateral.qeIdentityIssuerChain, at, 'QE identity', parseQeIdentity);
     this.#matchPlatform(tcbInfo, pckTcb);
     this.#verifyQeReport(q, pck);
     this.#verifyQuoteSignature(q);
@@ -108,16 +115,24 @@ export class DcapVerifier {
 
   /** The PCK chain in the quote leads to the trusted root and is valid at `at`. */
   #verifyPckChain(q: TdxQuote, at: Date): { pck: X509Certificate; pckTcb: PckTcb; issuer: X509Certificate } {
-    const chain = parsePemChain(q.pckChainPem, 'PCK certificate chain');
-    verifyChain(chain, this.#root, at, 'PCK certificate chain');
+    const chain = this.#memo.chain(q.pckChainPem, 'PCK certificate chain');
+    checkChainValidity(chain, this.#root, at, 'PCK certificate chain');
     const pck = chain[0]!;
     return { pck, pckTcb: readPckTcb(pck), issuer: chain[1] ?? this.#root };
   }
 
   /** Neither the PCK (by its CA's CRL) nor its CA (by the root CRL) is revoked. */
   #checkRevocations(c: DcapCollateral, pck: X509Certificate, issuer: X509Certificate, at: Date): void {
-    checkRevocation(parseCrl(c.rootCrl, 'root CA CRL'), this.#root, [issuer], at, 'root CA CRL');
-    checkRevocation(parseCrl(c.pckCrl, 'PCK CRL'), issuer, [pck], at, 'PCK CRL');
+    checkCrlListing(this.#memo.crl(c.rootCrl, this.#root, 'root CA CRL'), [issuer], at, 'root CA CRL');
+    checkCrlListing(this.#memo.crl(c.pckCrl, issuer, 'PCK CRL'), [pck], at, 'PCK CRL');
+  }
+
+  /** A signed collateral document: signature once per content (memo), chain and own validity at `at`. */
+  #signedCollateral<T extends TdxTcbInfo | QeIdentity>(body: string, chainPem: string, at: Date, what: string, parse: (body: string) => Signed<T>): T {
+    const { value, chain } = this.#memo.signed(body, chainPem, what, parse);
+    checkChainValidity(chain, this.#root, at, `${what} issuer chain`);
+    checkCollateralWindow(value, at, what);
+    return value;
   }
 
   /** The TCB info is the one for this platform (FMSPC and PCE ID of the PCK certificate). */
