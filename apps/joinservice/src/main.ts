@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * joinservice entry point (SPEC.md §9.1): flags -> Kubernetes clients -> cert cache (SNP) ->
+ * joinservice entry point (SPEC.md §9.1): flags -> Kubernetes clients -> cert cache (SNP) / TDX collateral cache ->
  * hot-reloading validator -> API server endpoint -> keyservice client -> measurement salt ->
  * join.API over aTLS (clients must attest) + health + metrics -> SIGTERM.
  */
@@ -15,6 +15,7 @@ import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runti
 import { ConfigWatcher } from './attestation/config-watcher.js';
 import { UpdatableValidator } from './attestation/updatable-validator.js';
 import { CertCache, certCacheSignerFor } from './certcache/cert-cache.js';
+import { ConfigMapCollateralStore } from './certcache/collateral-store.js';
 import { HttpKdsChainSource } from './certcache/kds-client.js';
 import { parseFlags, USAGE, type JoinServiceConfig } from './flags.js';
 import { KeyServiceClient } from './keyservice-client.js';
@@ -60,7 +61,10 @@ async function main(): Promise<void> {
     if (cfg.variant.name === 'qemu-tdx' || cfg.variant.name === 'azure-tdx') {
       // One TDX collateral cache for the process (it outlives config reloads): Intel PCS fetches
       // bounded by the handshake's deadline, shared per key, backed off on failure.
-      const tdxCollateral = new CachedTdxCollateralSource(new CollateralCache({ name: 'tdx-pcs', fetch: pcsCollateralFetcher(), logger }));
+      // Verified collateral is persisted in a ConfigMap, so restarts and replicas reuse it.
+      const tdxCache = new CollateralCache({ name: 'tdx-pcs', fetch: pcsCollateralFetcher(), offline: cfg.collateralOffline, store: new ConfigMapCollateralStore(new ConfigMapStore(clients.core)), logger });
+      await step(logger, 'loading the TDX collateral cache', () => tdxCache.load());
+      const tdxCollateral = new CachedTdxCollateralSource(tdxCache);
       registerQemuTdxValidator(tdxCollateral);
       registerAzureTdxValidator(tdxCollateral);
     }
