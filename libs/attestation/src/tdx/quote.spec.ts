@@ -13,6 +13,12 @@ function patch16(offset: number, value: number, from = quote): Buffer {
   return out;
 }
 
+function patch32(offset: number, value: number): Buffer {
+  const out = Buffer.from(quote);
+  out.writeUInt32LE(value, offset);
+  return out;
+}
+
 describe('parseTdxQuote (real production quote v4)', () => {
   it('parses header, body, signature data, QE report and PCK chain', () => {
     const q = parseTdxQuote(quote);
@@ -46,6 +52,7 @@ describe('parseTdxQuote (real production quote v4)', () => {
     { name: 'signature data length past the end', bytes: quote.subarray(0, 1000), field: 'signature data' },
     { name: 'certification data type 5 at the outer level', bytes: patch16(VECTOR_OFFSETS.qeReport - 6, 5), field: 'certification data type' },
     { name: 'inner certification data type 6', bytes: patch16(VECTOR_OFFSETS.pckChain - 6, 6), field: 'PCK certification data type' },
+    { name: 'PCK certification data size one byte short', bytes: patch32(VECTOR_OFFSETS.pckChain - 4, 0xe5c), field: 'QE report certification data' },
     { name: 'QE auth data size past the end', bytes: patch16(VECTOR_OFFSETS.qeAuthData - 2, 0xffff), field: 'QE auth data' },
   ];
   for (const c of cases) {

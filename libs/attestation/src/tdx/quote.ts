@@ -115,6 +115,9 @@ export function parseTdxQuote(bytes: Uint8Array): TdxQuote {
   const qeReportSignature = Buffer.from(qe.bytes(64, 'QE report signature'));
   const qeAuthData = Buffer.from(qe.bytes(qe.u16('QE auth data size'), 'QE auth data'));
   const inner = readCertData(qe, 'PCK certification data');
+  // The length fields are covered by no signature: they must describe the data exactly.
+  requireConsumed(qe, 'QE report certification data');
+  requireConsumed(sig, 'signature data');
   if (inner.type !== CERT_DATA_PCK_CHAIN) {
     invalid(`PCK certification data type ${inner.type} is not ${CERT_DATA_PCK_CHAIN} (PCK certificate chain)`, 'PCK certification data type', { type: inner.type });
   }
@@ -207,6 +210,10 @@ function readCertData(r: ByteReader, what: string): { type: number; data: Buffer
   const type = r.u16(`${what} type`);
   const size = r.u32(`${what} size`);
   return { type, data: r.bytes(size, what) };
+}
+
+function requireConsumed(r: ByteReader, what: string): void {
+  if (r.remaining !== 0) invalid(`${r.remaining} unexplained bytes at the end of the ${what}`, what, { extra: r.remaining });
 }
 
 function invalid(message: string, field: string, details: Record<string, unknown>): never {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { AttestationError } from '../errors.js';
 import type { DcapCollateral } from './collateral.js';
 import { DcapVerifier } from './verifier.js';
@@ -90,5 +91,28 @@ describe('DcapVerifier with the real production quote and its PCS collateral', (
     const v5 = Buffer.concat([quote.subarray(0, 48), Buffer.from([2, 0, 0x48, 0x02, 0, 0]), quote.subarray(48)]);
     v5.writeUInt16LE(5, 0);
     assert.equal(errorCode(() => verifier.authenticate(v5, collateral, VECTOR_TIME)), 'QUOTE_VERSION_UNSUPPORTED');
+  });
+});
+
+describe('DcapVerifier fuzzing: single-byte changes of the real quote', () => {
+  it('5,000 random byte changes: refused with an AttestationError, or accepted only in the PEM text or the padding, where no signature reaches', () => {
+    const warm = new DcapVerifier();
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: quote.length - 1 }), fc.integer({ min: 1, max: 255 }), (offset, xor) => {
+        const mutated = Buffer.from(quote);
+        mutated[offset] = mutated[offset]! ^ xor;
+        const got = errorCode(() => warm.authenticate(mutated, collateral, VECTOR_TIME));
+        // The PEM text is covered by no signature (the certificates in it are): a whitespace change
+        // may still yield the same certificates. Every length field must match exactly.
+        return got !== 'OK' || offset >= VECTOR_OFFSETS.pckChain;
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('the signature data length may not absorb padding bytes (no signature covers it)', () => {
+    const longer = Buffer.from(quote);
+    longer.writeUInt32LE(longer.readUInt32LE(632) + 32, 632);
+    assert.equal(errorCode(() => verifier.authenticate(longer, collateral, VECTOR_TIME)), 'QUOTE_INVALID');
   });
 });
