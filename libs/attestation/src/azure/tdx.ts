@@ -57,7 +57,7 @@ export interface AzureTdxTrustOptions {
 export async function azureTdxTrustedKey(doc: VtpmAttestationDocument, options: AzureTdxTrustOptions, signal?: AbortSignal): Promise<TpmtPublic> {
   const info = decodeAzureTdxInstanceInfo(doc.instanceInfo);
   const quote = parseTdxQuote(info.attestationReport);
-  const verifier = options.verifier ?? new DcapVerifier(options.config.intelRootKey ? { trustedRoot: options.config.intelRootKey } : {});
+  const verifier = options.verifier ?? dcapVerifierFor(options.config);
   const collateral = await options.collateral.collateral(platformOf(quote), signal);
   verifier.verify(quote, collateral, (options.clock ?? (() => new Date()))());
   checkAzureTdxPolicy(quote, options.config);
@@ -69,6 +69,11 @@ export async function azureTdxTrustedKey(doc: VtpmAttestationDocument, options: 
   }
   checkHclAkBinding(info.runtimeData, quote.body.reportData, ak);
   return ak;
+}
+
+/** A DCAP verifier trusting the config's Intel root (the embedded one when unset). */
+function dcapVerifierFor(config: AzureTdxConfig): DcapVerifier {
+  return new DcapVerifier(config.intelRootKey ? { trustedRoot: config.intelRootKey } : {});
 }
 
 /** Asks the platform to turn a TD report into a quote (Azure IMDS `/acc/tdquote`). */
@@ -119,11 +124,13 @@ export async function azureTdxInstanceInfo(tpm: TpmClient, quotes: TdQuoteClient
  */
 export class AzureTdxValidator extends VtpmValidator {
   constructor(options: AzureTdxTrustOptions & { logger?: AttestationLogger }) {
+    // One verifier per validator, so its memo of checked collateral stays warm across joins.
+    const trust: AzureTdxTrustOptions = { ...options, verifier: options.verifier ?? dcapVerifierFor(options.config) };
     super({
       variant: Variant.fromString('azure-tdx'),
       measurements: options.config.measurements,
       logger: options.logger ?? NOP_ATTESTATION_LOGGER,
-      getTrustedKey: (doc, _extraData, signal) => azureTdxTrustedKey(doc, options, signal),
+      getTrustedKey: (doc, _extraData, signal) => azureTdxTrustedKey(doc, trust, signal),
     });
   }
 }
