@@ -66,7 +66,7 @@ export function readPckTcb(cert: X509Certificate): PckTcb {
 }
 
 /** The extnValue bytes of the extension `oid` of a DER certificate (undefined when absent). */
-function findExtension(certDer: Buffer, oid: string): Buffer | undefined {
+export function findExtension(certDer: Buffer, oid: string): Buffer | undefined {
   const [tbs] = sequenceItems(fromDer(certDer, 'PCK certificate'), 'PCK certificate');
   for (const item of sequenceItems(tbs, 'TBS certificate')) {
     if (item.idBlock.tagClass !== 3 || item.idBlock.tagNumber !== 3) continue;

@@ -1,47 +1,14 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { createPrivateKey, sign, X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import * as asn1js from 'asn1js';
+import { describe, it } from 'node:test';
 import { missingComponent } from '@asterism/testing';
 import { parsePemChain } from './pck.js';
 import { checkRevocation, parseCrl } from './pki.js';
+import { buildCrl, makeSyntheticPki } from './synthetic-pki.fixture.js';
 import { parseTdxQuote } from './quote.js';
 import { errorCode, tdxVector, VECTOR_TIME } from './vectors.fixture.js';
 
 const quote = parseTdxQuote(tdxVector('quote-v4-spr.dat'));
 const [pck, platformCa, root] = parsePemChain(quote.pckChainPem, 'PCK chain');
-
-/** A self-signed P-256 CA made by openssl, to sign CRLs Intel never issued. */
-function makeTestCa(): { cert: X509Certificate; keyPem: string; cleanup: () => void } | string {
-  const dir = mkdtempSync(join(tmpdir(), 'asterism-tdx-crl-'));
-  try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-subj', '/CN=Asterism test CRL CA', '-days', '2'], { stdio: 'pipe' });
-  } catch {
-    rmSync(dir, { recursive: true, force: true });
-    return missingComponent('openssl', 'apt-get install openssl') || 'openssl failed';
-  }
-  return { cert: new X509Certificate(readFileSync(join(dir, 'c.pem'))), keyPem: readFileSync(join(dir, 'k.pem'), 'utf8'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-/** A DER CRL (v2, ecdsa-with-SHA256) listing `serials`, signed with `keyPem`. */
-function buildCrl(keyPem: string, serialsHex: string[], thisUpdate: Date, nextUpdate: Date): Buffer {
-  const alg = new asn1js.Sequence({ value: [new asn1js.ObjectIdentifier({ value: '1.2.840.10045.4.3.2' })] });
-  const name = new asn1js.Sequence({
-    value: [new asn1js.Set({ value: [new asn1js.Sequence({ value: [new asn1js.ObjectIdentifier({ value: '2.5.4.3' }), new asn1js.Utf8String({ value: 'Asterism test CRL CA' })] })] })],
-  });
-  const revoked = new asn1js.Sequence({
-    value: serialsHex.map((s) => new asn1js.Sequence({ value: [new asn1js.Integer({ valueHex: Buffer.from(s, 'hex') }), new asn1js.UTCTime({ valueDate: thisUpdate })] })),
-  });
-  const tbs = new asn1js.Sequence({ value: [new asn1js.Integer({ value: 1 }), alg, name, new asn1js.UTCTime({ valueDate: thisUpdate }), new asn1js.UTCTime({ valueDate: nextUpdate }), revoked] });
-  const tbsDer = Buffer.from(tbs.toBER());
-  const signature = sign('sha256', tbsDer, createPrivateKey(keyPem));
-  return Buffer.from(new asn1js.Sequence({ value: [tbs, alg, new asn1js.BitString({ valueHex: signature })] }).toBER());
-}
-
 
 describe('CRLs', () => {
   it('the real PCK Platform CA CRL parses, is signed by the quote’s Platform CA and does not list the PCK', () => {
@@ -64,12 +31,13 @@ describe('CRLs', () => {
     }
   });
 
-  const ca = makeTestCa();
-  if (typeof ca === 'string') {
-    it('a CRL listing the PCK (needs openssl)', { skip: ca }, () => undefined);
+  let ca: ReturnType<typeof makeSyntheticPki>['platformCa'];
+  try {
+    ca = makeSyntheticPki().platformCa;
+  } catch {
+    it('a CRL listing the PCK (needs openssl)', { skip: missingComponent('openssl', 'apt-get install openssl') || 'openssl failed' }, () => undefined);
     return;
   }
-  after(ca.cleanup);
   const table: { name: string; serials: string[]; thisUpdate: string; nextUpdate: string; want: string }[] = [
     { name: 'listing the real PCK serial -> CERT_REVOKED', serials: ['01', pck!.serialNumber], thisUpdate: '2023-06-01', nextUpdate: '2023-07-01', want: 'CERT_REVOKED' },
     { name: 'listing the serial with a leading zero byte -> CERT_REVOKED', serials: [`00${pck!.serialNumber}`], thisUpdate: '2023-06-01', nextUpdate: '2023-07-01', want: 'CERT_REVOKED' },
@@ -78,7 +46,7 @@ describe('CRLs', () => {
   ];
   for (const c of table) {
     it(`a CRL ${c.name}`, () => {
-      const crl = parseCrl(buildCrl(ca.keyPem, c.serials, new Date(c.thisUpdate), new Date(c.nextUpdate)), 'PCK CRL');
+      const crl = parseCrl(buildCrl(ca.key, c.serials, VECTOR_TIME, { thisUpdate: new Date(c.thisUpdate), nextUpdate: new Date(c.nextUpdate) }), 'PCK CRL');
       assert.equal(errorCode(() => checkRevocation(crl, ca.cert, [pck!], VECTOR_TIME, 'PCK CRL')), c.want);
     });
   }
