@@ -28,3 +28,4 @@ export { k8sCompliantHostname } from './node-name.js';
 export { componentsConfigMapName, componentsHash, decodeComponents, encodeComponents } from './components.js';
 export { kubeConfigFor } from './kubeconfig.js';
 export { KubeletCertificateAuthority, KubeletCertificateError, type KubeletCertificateSubject } from './kubelet-certificate.js';
+export { KeepAliveKubeConfig } from './keep-alive.js';
