@@ -3,7 +3,18 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
-import { unmarshalAttestationConfig, validatorFor, Variant, type AttestationConfig } from '@asterism/attestation';
+import {
+  AzureTdxValidator,
+  CachedTdxCollateralSource,
+  CollateralCache,
+  pcsCollateralFetcher,
+  QemuTdxValidator,
+  unmarshalAttestationConfig,
+  validatorFor,
+  Variant,
+  type AttestationConfig,
+  type Validator,
+} from '@asterism/attestation';
 import { atlsChannelCredentials } from '@asterism/atls';
 import { init } from '@asterism/proto';
 import { ConfigError, loadCliConfig, type CliConfig } from './config/cli-config.js';
@@ -13,6 +24,7 @@ import { HelmServicesDeployer, ServicesDeployError, spawnHelm } from './init/dep
 import { InitCommandError, runInit } from './init/init-command.js';
 import { RecordingValidator } from './verify/recording-validator.js';
 import { formatMeasurementTable, measurementRows } from './verify/report.js';
+import { formatTdxReport, RecordingTdxVerifier, tdBodyOf } from './verify/tdx-report.js';
 
 const USAGE = `Usage: asterism <command> [flags]
 
@@ -63,8 +75,9 @@ Services (after init, with Helm; docs/protocol/helm.md):
 const VERIFY_USAGE = `Usage: asterism verify --node <host[:port]> [flags]
 
 Connects to a node's attested endpoint (the InitServer on port 9000 by default), checks its
-attestation document and prints every PCR: expected vs actual. Exit code 0 when the node
-is accepted, 1 when it is refused.
+attestation document and prints every PCR: expected vs actual (TDX nodes: MRTD and RTMR0..3 as
+indices 0..4, the TCB status from Intel's collateral, or the failing check). Exit code 0 when the
+node is accepted, 1 when it is refused.
 
 Flags:
   --node <host[:port]>          the node to attest
@@ -190,6 +203,19 @@ async function initCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
+/**
+ * The validator of `asterism verify`: TDX variants get DCAP collateral live from Intel PCS (no
+ * cache to persist in a one-shot CLI) and a verifier that records the TCB status for the report.
+ */
+function validatorForCli(att: AttestationConfig, tdx: RecordingTdxVerifier): { validator: Validator; close: () => void } {
+  if (att.variant !== 'qemu-tdx' && att.variant !== 'azure-tdx') return { validator: validatorFor(att), close: () => undefined };
+  const cache = new CollateralCache({ name: 'tdx-pcs', fetch: pcsCollateralFetcher(), retry: { maxAttempts: 0 } });
+  const collateral = new CachedTdxCollateralSource(cache);
+  const validator =
+    att.variant === 'azure-tdx' ? new AzureTdxValidator({ config: att, collateral, verifier: tdx }) : new QemuTdxValidator({ measurements: att.measurements, collateral, verifier: tdx });
+  return { validator, close: () => cache.close() };
+}
+
 async function verifyCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -210,7 +236,9 @@ async function verifyCommand(argv: string[]): Promise<number> {
   const file = await loadCliConfig(values.config);
   if (!values.node) throw new UsageError('--node is required');
   const att = await attestationConfig(values, file);
-  const recorder = new RecordingValidator(validatorFor(att));
+  const tdx = new RecordingTdxVerifier();
+  const { validator, close } = validatorForCli(att, tdx);
+  const recorder = new RecordingValidator(validator);
   const target = withPort(values.node, 9000);
   const client = new init.APIClient(target, atlsChannelCredentials({ validators: [recorder] }));
   const deadline = Date.now() + seconds(values.timeout, 30) * 1000;
@@ -219,11 +247,14 @@ async function verifyCommand(argv: string[]): Promise<number> {
     await new Promise<void>((resolve) => client.waitForReady(Math.min(deadline, Date.now() + 2000), () => resolve()));
   }
   client.close();
+  close();
   if (!recorder.outcome) {
     process.stderr.write(`asterism verify: no attested connection to ${target} within the timeout\n`);
     return 1;
   }
   if (recorder.pcrs) process.stdout.write(`${formatMeasurementTable(measurementRows(att.measurements, recorder.pcrs))}\n`);
+  const tdBody = recorder.document ? tdBodyOf(recorder.document) : undefined;
+  if (tdBody) process.stdout.write(`${formatTdxReport(tdBody, tdx.last)}\n`);
   if (recorder.outcome.ok) {
     process.stdout.write(`Node ${target} is attested as ${att.variant}: accepted.\n`);
     return 0;

@@ -30,6 +30,7 @@ import { startSwtpm } from '../machine.js';
 import { measureBoot } from '../measured-boot.js';
 import { stopDetached } from '../detached.js';
 import { nodeCgroupDirs } from './cgroups.js';
+import { namespaceExists, NETWORK } from './network.js';
 import { addRealNode, rebootRealNode } from './faults.js';
 import { checkHostTools, downReal, JOIN_FORWARD_PORT, upReal } from './real-cluster.js';
 
@@ -55,6 +56,8 @@ describe('local cluster, kubeadm backend: real nodes end to end', { skip }, () =
   const kubectl = (...args: string[]) => execFileSync(kubectlBinary(), ['--kubeconfig', layout.hostKubeconfig, ...args], { encoding: 'utf8' });
 
   before(async () => {
+    // One real cluster per machine: wait while another checkout's run holds the network.
+    await eventually('the machine\'s local-cluster network is free', async () => (namespaceExists(NETWORK.routerNamespace) ? undefined : true), 900_000);
     const started = Date.now();
     await upReal({ root, controlPlanes: 2, workers: 2, binDir: binDir(), progress: log });
     log(`up --backend kubeadm --control-planes 2 --workers 2 took ${((Date.now() - started) / 1000).toFixed(1)} s`);
