@@ -35,8 +35,9 @@ describe('KeepAliveKubeConfig (real HTTPS server)', { skip: typeof cert === 'str
   let url = '';
 
   before(async () => {
-    server = createServer({ cert: certPem, key: keyPem }, (req, res) => {
+    server = createServer({ cert: certPem, key: keyPem }, async (req, res) => {
       const name = /\/api\/v1\/namespaces\/([^/]+)$/.exec(req.url ?? '')?.[1] ?? 'unknown';
+      if (name.startsWith('slow-')) await new Promise((r) => setTimeout(r, 500));
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }));
     });
     server.on('secureConnection', () => connections++);
@@ -73,6 +74,19 @@ describe('KeepAliveKubeConfig (real HTTPS server)', { skip: typeof cert === 'str
       if (config instanceof KeepAliveKubeConfig) config.destroy();
     });
   }
+
+  it('closes idle pooled connections after idleSocketMs but never a busy one', async () => {
+    const kc = KeepAliveKubeConfig.from(plainConfig(), { idleSocketMs: 200 });
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const before = connections;
+    assert.equal((await core.readNamespace({ name: 'slow-1' })).metadata?.name, 'slow-1', 'a 500 ms answer outlives the 200 ms idle timeout');
+    assert.equal((await core.readNamespace({ name: 'fast-1' })).metadata?.name, 'fast-1');
+    assert.equal(connections - before, 1, 'still one connection');
+    await new Promise((r) => setTimeout(r, 400));
+    await core.readNamespace({ name: 'fast-2' });
+    assert.equal(connections - before, 2, 'the idle connection was closed, a new one opened');
+    kc.destroy();
+  });
 
   it('shares the pool between the clients of one KubeConfig, not between KubeConfigs', async () => {
     const a = KeepAliveKubeConfig.from(plainConfig());

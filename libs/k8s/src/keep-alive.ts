@@ -12,6 +12,12 @@ import * as k8s from '@kubernetes/client-node';
 
 /** How long a superseded agent keeps its connections for in-flight requests and watches. */
 const RETIRE_AFTER_MS = 60_000;
+/**
+ * Idle pooled connections are closed after this long, well before the API server closes idle
+ * connections itself (Go's server idle timeout), so a request never races a server-side close
+ * (ECONNRESET). Node's agent only destroys FREE sockets on this timeout; busy ones are untouched.
+ */
+export const IDLE_SOCKET_MS = 30_000;
 
 type AgentLike = NonNullable<ReturnType<k8s.RequestContext['getAgent']>>;
 
@@ -37,11 +43,17 @@ function tlsIdentity(options: https.AgentOptions): string {
 /** A KubeConfig whose API clients reuse one keep-alive connection pool (see module comment). */
 export class KeepAliveKubeConfig extends k8s.KubeConfig {
   #shared: { identity: string; agent: https.Agent } | undefined;
+  readonly #idleSocketMs: number;
+
+  constructor(options: { idleSocketMs?: number } = {}) {
+    super();
+    this.#idleSocketMs = options.idleSocketMs ?? IDLE_SOCKET_MS;
+  }
 
   /** The KubeConfig `source` as a KeepAliveKubeConfig (same clusters, users, contexts). */
-  static from(source: k8s.KubeConfig): KeepAliveKubeConfig {
+  static from(source: k8s.KubeConfig, options: { idleSocketMs?: number } = {}): KeepAliveKubeConfig {
     if (source instanceof KeepAliveKubeConfig) return source;
-    const kc = new KeepAliveKubeConfig();
+    const kc = new KeepAliveKubeConfig(options);
     kc.loadFromOptions({ clusters: source.clusters, users: source.users, contexts: source.contexts, currentContext: source.currentContext });
     return kc;
   }
@@ -70,7 +82,7 @@ export class KeepAliveKubeConfig extends k8s.KubeConfig {
     if (this.#shared?.identity === identity) return this.#shared.agent;
     const previous = this.#shared?.agent;
     if (previous) setTimeout(() => previous.destroy(), RETIRE_AFTER_MS).unref();
-    const agent = new https.Agent({ ...fresh.options, keepAlive: true });
+    const agent = new https.Agent({ ...fresh.options, keepAlive: true, timeout: this.#idleSocketMs });
     this.#shared = { identity, agent };
     return agent;
   }
