@@ -93,7 +93,10 @@ async function main(): Promise<void> {
         measurementSalt,
       },
       validator,
-      transport: (v) => ({ credentials: atlsServerCredentials({ clientValidators: [v], logger }) }),
+      transport: (v) => {
+        const credentials = atlsServerCredentials({ clientValidators: [v], logger });
+        return { credentials, refusals: () => credentials.refusals };
+      },
       logger,
       host: cfg.host,
       port: cfg.port,

@@ -5,6 +5,7 @@ import { kms } from '@asterism/proto';
 import { AggregatorRegistry } from 'prom-client';
 import { GrpcServer, ServiceMetrics, type MetricsEndpoint } from '@asterism/service-runtime';
 import { KeyServiceServer } from './server.js';
+import { guardUtf8 } from './utf8-guard.js';
 
 /** A running keyservice. */
 export interface RunningKeyService {
@@ -41,7 +42,8 @@ export async function startKeyService(options: {
     serverOptions: { 'grpc.enable_channelz': 0 },
   });
   const handler = new KeyServiceServer(new ClusterKms(options.masterSecret), options.logger);
-  grpcServer.server.addService(kms.APIService, handler.handlers() as unknown as grpc.UntypedServiceImplementation);
+  // GetDataKeyRequest field 1 is data_key_id.
+  grpcServer.server.addService(guardUtf8(kms.APIService, { getDataKey: [1] }), handler.handlers() as unknown as grpc.UntypedServiceImplementation);
   const port = await grpcServer.listen(options.host, options.port, grpc.ServerCredentials.createInsecure());
   let metricsEndpoint: MetricsEndpoint | undefined;
   if (options.metricsPort >= 0) metricsEndpoint = await metrics.listen(options.host, options.metricsPort);
