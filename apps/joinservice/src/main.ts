@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CachedTdxCollateralSource, CollateralCache, pcsCollateralFetcher, registerAzureTdxValidator, registerQemuTdxValidator, validatorFromConfigJson } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
-import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, type KubeClients } from '@asterism/k8s';
+import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, SharedBootstrapTokens, type KubeClients } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
 import { QemuMetadataClient, QEMU_METADATA_BASE_URL } from '@asterism/metadata';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
@@ -81,7 +81,7 @@ async function main(): Promise<void> {
     const service = await startJoinService({
       issuer: {
         keys,
-        tokens: new KubeadmJoinTokens(new BootstrapTokenIssuer(clients.core), join(cfg.kubernetesDir, 'admin.conf'), endpoint),
+        tokens: new KubeadmJoinTokens(new SharedBootstrapTokens(new BootstrapTokenIssuer(clients.core)), join(cfg.kubernetesDir, 'admin.conf'), endpoint),
         components: new ClusterComponents(new NodeVersionReader(clients.custom), new ConfigMapStore(clients.core)),
         kubeletCa,
         controlPlaneFiles: new ControlPlaneFilesReader(cfg.kubernetesDir),

@@ -43,7 +43,8 @@ export class KeyServiceServer {
         try {
           validateRequest(call.request);
           const dataKey = this.deriver.getDek(dataKeyInfo(call.request.dataKeyId), call.request.length);
-          this.logger.debug('derived data key', { dataKeyId: call.request.dataKeyId, length: call.request.length });
+          // Guarded: building a log entry costs more than the derivation, even when it is dropped.
+          if (this.logger.isDebugEnabled()) this.logger.debug('derived data key', { dataKeyId: call.request.dataKeyId, length: call.request.length });
           callback(null, { dataKey });
         } catch (err) {
           if (!(err instanceof RpcError)) this.logger.error('deriving data key failed', { err, dataKeyId: call.request.dataKeyId });
