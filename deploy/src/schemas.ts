@@ -115,6 +115,7 @@ const joinservice = obj(
     joinServicePort: port('Container port of join.API.'),
     joinServiceNodePort: int('NodePort of Service join-service.', { minimum: 30000, maximum: 32767 }),
     keyServiceName: str('Service name of the keyservice.', { minLength: 1 }),
+    keyServiceEndpoint: str('host:port of the keyservice instead of <keyServiceName>.<namespace>:<port> (clusters without DNS); $(VAR) references to the Service environment are expanded by the kubelet.'),
     kubeadmConfigCMName: str('ConfigMap with the kubeadm ClusterConfiguration.', { minLength: 1 }),
     kubernetesHostPath: str('Host folder with admin.conf and pki/.', { pattern: '^/' }),
     sshStateHostPath: str('Host SSH state folder to mount; empty = none.', { pattern: '^(/.*)?$' }),

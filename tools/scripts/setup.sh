@@ -8,7 +8,9 @@ cd "$(dirname "$0")/../.."
 say() { printf '[setup] %s\n' "$*"; }
 need_root() { [ "$(id -u)" = 0 ] || { say "needs root for apt-get (or install the packages listed in this script yourself)"; exit 1; }; }
 
-APT_PACKAGES=(swtpm swtpm-tools tpm2-tools cryptsetup-bin openssl unzip ca-certificates openssh-client python3-cryptography)
+APT_PACKAGES=(swtpm swtpm-tools tpm2-tools cryptsetup-bin openssl unzip ca-certificates openssh-client python3-cryptography
+  # real nodes (ADRs 0018, 0019): container runtime, pod network, image builder, static pause
+  containerd runc containernetworking-plugins iptables conntrack iproute2 buildah busybox-static socat gcc libc6-dev)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -33,6 +33,14 @@ export interface BootstrapperConfig {
   addresses: string[] | undefined;
   /** API server port of the local backend (0 = free port). */
   apiServerPort: number;
+  /** Who runs the kubelet and reboots the node: systemd (a VM image) or none (an external supervisor). */
+  initSystem: 'systemd' | 'none';
+  /** kubeadm backend: registry prefix of the control-plane images (empty = kubeadm's default). */
+  imageRepository: string | undefined;
+  /** kubeadm backend: preflight checks reported as warnings. */
+  ignorePreflightErrors: string[];
+  /** kubeadm backend: kube-proxy conntrack.maxPerCore (undefined = kube-proxy's default). */
+  kubeProxyConntrackMaxPerCore: number | undefined;
 }
 
 export const USAGE = `Usage: bootstrapper [flags]
@@ -64,6 +72,15 @@ Flags (environment in brackets):
   --local-join-service-port <n>  local backend: joinservice port (default 30090)
   --address <ip>                 SSH principal address instead of the interfaces (repeatable)
   --api-server-port <n>          local backend: API server port, 0 = free (default 6443)
+  --init-system <s>              systemd: enable kubelet.service and reboot with systemctl;
+                                 none: the node's supervisor starts the kubelet once kubeadm wrote
+                                 its configuration, and a reboot exits with code 3 (default systemd)
+  --image-repository <repo>      kubeadm backend: registry prefix of the control-plane images
+  --ignore-preflight-errors <l>  kubeadm backend: comma-separated kubeadm preflight checks to
+                                 report as warnings (nodes that are containers, not VMs)
+  --kube-proxy-conntrack-max-per-core <n>
+                                 kubeadm backend: kube-proxy's conntrack.maxPerCore; 0 keeps the
+                                 kernel's limit (needed when the node is a network namespace)
   -h, --help                     show this help`;
 
 export { FlagError };
@@ -98,6 +115,10 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
         'local-join-service-port': { type: 'string' },
         address: { type: 'string', multiple: true },
         'api-server-port': { type: 'string' },
+        'init-system': { type: 'string' },
+        'image-repository': { type: 'string' },
+        'ignore-preflight-errors': { type: 'string' },
+        'kube-proxy-conntrack-max-per-core': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -120,6 +141,8 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
   if (!/^(file:.+|https?:\/\/.+)$/.test(metadata)) throw new FlagError(`invalid --metadata "${metadata}": want file:<path> or an http(s) URL`);
   const pbkdf = values['state-disk-pbkdf'] ?? 'light';
   if (!Object.hasOwn(STATE_DISK_PBKDF_PRESETS, pbkdf)) throw new FlagError(`unknown --state-disk-pbkdf "${pbkdf}": want ${Object.keys(STATE_DISK_PBKDF_PRESETS).join(' or ')}`);
+  const initSystem = values['init-system'] ?? 'systemd';
+  if (initSystem !== 'systemd' && initSystem !== 'none') throw new FlagError(`unknown --init-system "${initSystem}": want systemd or none`);
   const tpm = values.tpm ?? '/dev/tpmrm0';
   if (!/^(\/.+|unix:.+|tcp:[^:]+:\d+)$/.test(tpm)) throw new FlagError(`invalid --tpm "${tpm}": want a device path, unix:<path> or tcp:<host>:<port>`);
   return {
@@ -144,5 +167,9 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     localJoinServicePort: int('local-join-service-port', values['local-join-service-port'], 30090, 1, 65535),
     addresses: values.address,
     apiServerPort: int('api-server-port', values['api-server-port'], 6443, 0, 65535),
+    initSystem,
+    imageRepository: values['image-repository'] || undefined,
+    kubeProxyConntrackMaxPerCore: values['kube-proxy-conntrack-max-per-core'] === undefined ? undefined : int('kube-proxy-conntrack-max-per-core', values['kube-proxy-conntrack-max-per-core'], 0, 0, 1 << 20),
+    ignorePreflightErrors: (values['ignore-preflight-errors'] ?? '').split(',').map((s) => s.trim()).filter(Boolean),
   };
 }

@@ -86,7 +86,7 @@ async function main(): Promise<void> {
   await status({ phase: 'starting' });
   logger.info('bootstrapper starting', { variant: cfg.variant.name, csp: cfg.csp, backend: cfg.backend });
 
-  const tpm = new SharedTpm(cfg.tpm);
+  const tpm = new SharedTpm(cfg.tpm, (count) => logger.warn('flushed transient TPM objects left by an earlier run', { count }));
   const issuer = issuerFor(cfg, tpm);
   const lock = new NodeLock(new TpmNodeMarker(tpm.open));
   const metadata = metadataFor(cfg);
@@ -121,7 +121,16 @@ async function main(): Promise<void> {
     initializer = local;
     joiner = new LocalClusterJoiner(logger);
   } else {
-    const kubeadm = new KubeadmBackend({ kubeadm: cfg.k8sBinDir ? join(cfg.k8sBinDir, 'kubeadm') : '/run/state/bin/kubeadm', metadata, csp: cfg.csp, logger });
+    const kubeadm = new KubeadmBackend({
+      kubeadm: cfg.k8sBinDir ? join(cfg.k8sBinDir, 'kubeadm') : '/run/state/bin/kubeadm',
+      metadata,
+      csp: cfg.csp,
+      logger,
+      files,
+      ...(cfg.imageRepository ? { imageRepository: cfg.imageRepository } : {}),
+      ignorePreflightErrors: cfg.ignorePreflightErrors,
+      ...(cfg.kubeProxyConntrackMaxPerCore !== undefined ? { kubeProxyConntrackMaxPerCore: cfg.kubeProxyConntrackMaxPerCore } : {}),
+    });
     initializer = kubeadm;
     joiner = kubeadm;
   }
@@ -134,7 +143,7 @@ async function main(): Promise<void> {
       logger.error('node must reboot', { reason });
       await status({ phase: 'failed', error: reason });
       await local?.stop().catch(() => undefined);
-      if (cfg.backend === 'kubeadm') spawn('systemctl', ['reboot'], { stdio: 'ignore', detached: true }).unref();
+      if (cfg.backend === 'kubeadm' && cfg.initSystem === 'systemd') spawn('systemctl', ['reboot'], { stdio: 'ignore', detached: true }).unref();
       setTimeout(() => process.exit(EXIT_REBOOT), 200);
     },
   };
@@ -151,8 +160,8 @@ async function main(): Promise<void> {
       return (await rejoiner.run()) !== 'stopped';
     },
     startNodeAgent: async () => {
-      if (cfg.backend === 'kubeadm') spawn('systemctl', ['enable', '--now', 'kubelet'], { stdio: 'ignore' });
-      logger.info('node agent started');
+      if (cfg.backend === 'kubeadm' && cfg.initSystem === 'systemd') spawn('systemctl', ['enable', '--now', 'kubelet'], { stdio: 'ignore' });
+      logger.info('node agent started', { kubelet: cfg.initSystem === 'systemd' ? 'kubelet.service' : 'started by the node supervisor' });
     },
     initServer: async (cleaner) => {
       const flow = new InitFlow({

@@ -3,14 +3,28 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
-import { unmarshalAttestationConfig, validatorFor, Variant, type AttestationConfig } from '@asterism/attestation';
+import {
+  AzureTdxValidator,
+  CachedTdxCollateralSource,
+  CollateralCache,
+  pcsCollateralFetcher,
+  QemuTdxValidator,
+  unmarshalAttestationConfig,
+  validatorFor,
+  Variant,
+  type AttestationConfig,
+  type Validator,
+} from '@asterism/attestation';
 import { atlsChannelCredentials } from '@asterism/atls';
 import { init } from '@asterism/proto';
 import { ConfigError, loadCliConfig, type CliConfig } from './config/cli-config.js';
 import { GrpcInitConnector } from './init/grpc-connector.js';
+import { DEFAULT_CHART_DIR } from './init/chart-location.js';
+import { HelmServicesDeployer, ServicesDeployError, spawnHelm } from './init/deploy-services.js';
 import { InitCommandError, runInit } from './init/init-command.js';
 import { RecordingValidator } from './verify/recording-validator.js';
 import { formatMeasurementTable, measurementRows } from './verify/report.js';
+import { formatTdxReport, RecordingTdxVerifier, tdBodyOf } from './verify/tdx-report.js';
 
 const USAGE = `Usage: asterism <command> [flags]
 
@@ -42,13 +56,28 @@ Flags:
   --apiserver-cert-san <san>    extra API server certificate SAN (repeatable)
   --service-cidr <cidr>         service CIDR
   --master-secret <file>        reuse this master secret file instead of generating one
-  --timeout <seconds>           how long to retry an unreachable node (default 300)`;
+  --timeout <seconds>           how long to retry an unreachable node (default 300)
+  --conformance                 conformance mode: kubeadm also deploys kube-proxy
+
+Services (after init, with Helm; docs/protocol/helm.md):
+  --skip-helm                   do not deploy the services (the node runs them itself, e.g. the
+                                local backend of tools/local-cluster)
+  --skip-helm-wait              do not wait for the pods (and do not roll back): for debugging
+  --helm-values <file>          extra values file for the asterism-services chart (repeatable)
+  --image-repository <prefix>   image prefix of joinservice/keyservice (default localhost/asterism:
+                                the images "npx nx run deploy:images" builds)
+  --csp <csp>                   cloud provider for the joinservice: AWS, Azure, GCP, OpenStack, QEMU
+                                (default QEMU)
+  --chart <dir>                 the asterism-services chart (default: deploy/charts of this build)
+  --helm <path>                 helm binary (default $HELM, else "helm" on PATH)
+  --helm-timeout <seconds>      how long Helm waits for the pods (default 600)`;
 
 const VERIFY_USAGE = `Usage: asterism verify --node <host[:port]> [flags]
 
 Connects to a node's attested endpoint (the InitServer on port 9000 by default), checks its
-attestation document and prints every PCR: expected vs actual. Exit code 0 when the node
-is accepted, 1 when it is refused.
+attestation document and prints every PCR: expected vs actual (TDX nodes: MRTD and RTMR0..3 as
+indices 0..4, the TCB status from Intel's collateral, or the failing check). Exit code 0 when the
+node is accepted, 1 when it is refused.
 
 Flags:
   --node <host[:port]>          the node to attest
@@ -64,16 +93,19 @@ function withPort(hostPort: string, port: number): string {
   return hostPort.includes(':') ? `[${hostPort}]:${port}` : `${hostPort}:${port}`;
 }
 
-async function attestationConfig(values: { variant?: string | undefined; 'attestation-config'?: string | undefined }, file: CliConfig): Promise<AttestationConfig> {
+/** The attestation config and its JSON exactly as the user wrote it (what join-config carries). */
+async function attestationConfig(values: { variant?: string | undefined; 'attestation-config'?: string | undefined }, file: CliConfig): Promise<AttestationConfig & { json: string }> {
   const variantName = values.variant ?? file.attestation?.variant;
   if (!variantName) throw new UsageError('the attestation variant is required (--variant or attestation.variant in the config file)');
   const variant = Variant.fromString(variantName);
   const path = values['attestation-config'] ?? file.attestation?.configFile;
   if (!path) {
-    if (variant.name === 'dummy') return unmarshalAttestationConfig('{"measurements":{}}', variant);
+    const json = '{"measurements":{}}';
+    if (variant.name === 'dummy') return { ...unmarshalAttestationConfig(json, variant), json };
     throw new UsageError(`an attestation config with the expected measurements is required for ${variant.name} (--attestation-config)`);
   }
-  return unmarshalAttestationConfig(await readFile(path), variant);
+  const json = await readFile(path, 'utf8');
+  return { ...unmarshalAttestationConfig(json, variant), json };
 }
 
 function seconds(raw: string | undefined, fallback: number): number {
@@ -99,6 +131,15 @@ async function initCommand(argv: string[]): Promise<number> {
       'service-cidr': { type: 'string' },
       'master-secret': { type: 'string' },
       timeout: { type: 'string' },
+      conformance: { type: 'boolean' },
+      'skip-helm': { type: 'boolean' },
+      'skip-helm-wait': { type: 'boolean' },
+      'helm-values': { type: 'string', multiple: true },
+      'image-repository': { type: 'string' },
+      csp: { type: 'string' },
+      chart: { type: 'string' },
+      helm: { type: 'string' },
+      'helm-timeout': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -132,11 +173,47 @@ async function initCommand(argv: string[]): Promise<number> {
       ...(sans ? { apiServerCertSans: sans } : {}),
       ...(cidr ? { serviceCidr: cidr } : {}),
       ...(values['master-secret'] ? { masterSecretFile: values['master-secret'] } : {}),
+      ...(values.conformance ? { conformance: true } : {}),
     },
     { info: (line) => process.stderr.write(`${line}\n`), nodeLog: (chunk) => process.stderr.write(chunk) },
   );
+  if (!values['skip-helm']) {
+    const csp = values.csp ?? 'QEMU';
+    if (!['AWS', 'Azure', 'GCP', 'OpenStack', 'QEMU'].includes(csp)) throw new UsageError(`unknown --csp "${csp}": want AWS, Azure, GCP, OpenStack or QEMU`);
+    const helmTimeout = seconds(values['helm-timeout'], 600);
+    const deployer = new HelmServicesDeployer({
+      chartDir: values.chart ?? DEFAULT_CHART_DIR,
+      helm: spawnHelm(values.helm ?? process.env.HELM ?? 'helm', (helmTimeout + 60) * 1000),
+      progress: (line) => process.stderr.write(`${line}\n`),
+    });
+    await deployer.deploy({
+      kubeconfigPath: result.kubeconfigPath,
+      masterSecret: result.masterSecret,
+      measurementSalt: result.measurementSalt,
+      attestationConfigJson: att.json,
+      variant: String(att.variant),
+      csp,
+      imageRepository: values['image-repository'] ?? 'localhost/asterism',
+      valuesFiles: values['helm-values'] ?? [],
+      skipWait: values['skip-helm-wait'] ?? false,
+      timeoutSeconds: helmTimeout,
+    });
+  }
   process.stdout.write(`${result.kubeconfigPath}\n`);
   return 0;
+}
+
+/**
+ * The validator of `asterism verify`: TDX variants get DCAP collateral live from Intel PCS (no
+ * cache to persist in a one-shot CLI) and a verifier that records the TCB status for the report.
+ */
+function validatorForCli(att: AttestationConfig, tdx: RecordingTdxVerifier): { validator: Validator; close: () => void } {
+  if (att.variant !== 'qemu-tdx' && att.variant !== 'azure-tdx') return { validator: validatorFor(att), close: () => undefined };
+  const cache = new CollateralCache({ name: 'tdx-pcs', fetch: pcsCollateralFetcher(), retry: { maxAttempts: 0 } });
+  const collateral = new CachedTdxCollateralSource(cache);
+  const validator =
+    att.variant === 'azure-tdx' ? new AzureTdxValidator({ config: att, collateral, verifier: tdx }) : new QemuTdxValidator({ measurements: att.measurements, collateral, verifier: tdx });
+  return { validator, close: () => cache.close() };
 }
 
 async function verifyCommand(argv: string[]): Promise<number> {
@@ -159,7 +236,9 @@ async function verifyCommand(argv: string[]): Promise<number> {
   const file = await loadCliConfig(values.config);
   if (!values.node) throw new UsageError('--node is required');
   const att = await attestationConfig(values, file);
-  const recorder = new RecordingValidator(validatorFor(att));
+  const tdx = new RecordingTdxVerifier();
+  const { validator, close } = validatorForCli(att, tdx);
+  const recorder = new RecordingValidator(validator);
   const target = withPort(values.node, 9000);
   const client = new init.APIClient(target, atlsChannelCredentials({ validators: [recorder] }));
   const deadline = Date.now() + seconds(values.timeout, 30) * 1000;
@@ -168,11 +247,14 @@ async function verifyCommand(argv: string[]): Promise<number> {
     await new Promise<void>((resolve) => client.waitForReady(Math.min(deadline, Date.now() + 2000), () => resolve()));
   }
   client.close();
+  close();
   if (!recorder.outcome) {
     process.stderr.write(`asterism verify: no attested connection to ${target} within the timeout\n`);
     return 1;
   }
   if (recorder.pcrs) process.stdout.write(`${formatMeasurementTable(measurementRows(att.measurements, recorder.pcrs))}\n`);
+  const tdBody = recorder.document ? tdBodyOf(recorder.document) : undefined;
+  if (tdBody) process.stdout.write(`${formatTdxReport(tdBody, tdx.last)}\n`);
   if (recorder.outcome.ok) {
     process.stdout.write(`Node ${target} is attested as ${att.variant}: accepted.\n`);
     return 0;
@@ -203,7 +285,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`asterism: ${(err as Error).message}\n\nRun "asterism ${command && !command.startsWith('-') ? `${command} ` : ''}--help" for usage.\n`);
       return 2;
     }
-    if (err instanceof ConfigError || err instanceof InitCommandError) {
+    if (err instanceof ConfigError || err instanceof InitCommandError || err instanceof ServicesDeployError) {
       process.stderr.write(`asterism ${command}: ${err.message}\n`);
       return 1;
     }

@@ -38,7 +38,19 @@ export type AttestationErrorCode =
   | 'CONFIG_INVALID'
   | 'NODE_ALREADY_INITIALIZED'
   | 'ISSUER_FAILED'
-  | 'TIMEOUT';
+  | 'TIMEOUT'
+  // Intel TDX DCAP quote verification (docs/protocol/tdx-dcap.md)
+  | 'QUOTE_VERSION_UNSUPPORTED'
+  | 'QE_REPORT_SIGNATURE_INVALID'
+  | 'QE_REPORT_DATA_MISMATCH'
+  | 'QE_IDENTITY_MISMATCH'
+  | 'CERT_REVOKED'
+  | 'COLLATERAL_MALFORMED'
+  | 'COLLATERAL_SIGNATURE_INVALID'
+  | 'COLLATERAL_MISMATCH'
+  | 'COLLATERAL_EXPIRED'
+  | 'TCB_LEVEL_NOT_FOUND'
+  | 'TCB_STATUS_REJECTED';
 
 /** Why a piece of evidence was rejected (or could not be produced). */
 export class AttestationError extends AsterismError<AttestationErrorCode> {}

@@ -40,3 +40,20 @@ export { VtpmValidator, type VtpmValidatorOptions } from './vtpm/validator.js';
 export { QemuVtpmIssuer, QemuVtpmValidator } from './vtpm/qemu.js';
 export * from './collateral/index.js';
 export * from './snp/index.js';
+export * from './tdx/index.js';
+export { HCL_REPORT_NV_INDEX, parseTdxHclReport, type TdxHclReport } from './azure/hcl-report.js';
+export { checkHclAkBinding } from './azure/hcl-ak.js';
+export { checkAzureTdxPolicy } from './azure/tdx-policy.js';
+export {
+  AZURE_IMDS_BASE_URL,
+  AzureTdxValidator,
+  azureTdxInstanceInfo,
+  azureTdxTrustedKey,
+  decodeAzureTdxInstanceInfo,
+  encodeAzureTdxInstanceInfo,
+  ImdsTdQuoteClient,
+  registerAzureTdxValidator,
+  type AzureTdxInstanceInfo,
+  type AzureTdxTrustOptions,
+  type TdQuoteClient,
+} from './azure/tdx.js';

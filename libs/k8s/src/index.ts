@@ -27,3 +27,6 @@ export { JOINING_NODE_CRD, NODE_VERSION_CRD } from './crds.js';
 export { k8sCompliantHostname } from './node-name.js';
 export { componentsConfigMapName, componentsHash, decodeComponents, encodeComponents } from './components.js';
 export { kubeConfigFor } from './kubeconfig.js';
+export { KubeletCertificateAuthority, KubeletCertificateError, type KubeletCertificateSubject } from './kubelet-certificate.js';
+export { KeepAliveKubeConfig } from './keep-alive.js';
+export { SHARED_TOKEN_WINDOW_MS, SharedBootstrapTokens, type BootstrapTokenCreator, type SharedBootstrapTokensOptions } from './shared-bootstrap-token.js';

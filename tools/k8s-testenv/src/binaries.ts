@@ -6,15 +6,18 @@ import type { ControlPlaneBinaries } from '@asterism/k8s-controlplane';
 /** The Kubernetes version the Go module under tools/k8s-testenv/go pins. */
 export const K8S_VERSION = 'v1.34.4';
 
+/** Name of the build-cache folder: version + recipe (static binaries, etcdctl, pause); scripts/build.sh uses the same. */
+export const K8S_TESTENV_BUILD = `${K8S_VERSION}-static`;
+
 /** Folder with the built binaries (`K8S_TESTENV_BIN` overrides). */
 export function binDir(): string {
   const cacheRoot = process.env.K8S_TESTENV_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'asterism', 'k8s-testenv');
-  return process.env.K8S_TESTENV_BIN ?? join(cacheRoot, K8S_VERSION, 'bin');
+  return process.env.K8S_TESTENV_BIN ?? join(cacheRoot, K8S_TESTENV_BUILD, 'bin');
 }
 
 /** Missing binaries, by name (empty when everything is built). */
 export function missingBinaries(dir = binDir()): string[] {
-  return ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kubeadm'].filter((b) => {
+  return ['etcd', 'etcdctl', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kube-proxy', 'kubeadm', 'kubelet', 'pause'].filter((b) => {
     try {
       accessSync(join(dir, b), constants.X_OK);
       return false;

@@ -12,14 +12,21 @@ import { createHostKey, createStateDisk, resetTpm, startSwtpm } from './machine.
 import { attestationConfigJson, measureBoot } from './measured-boot.js';
 import { writeMetadataFile } from './metadata-file.js';
 
+/** The checkout this tool runs from. */
 export const WORKSPACE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+/** tsx's loader, for starting the TypeScript entry points. */
+export const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 /** What `up` records so that `status`, `down` and the fault scenarios find everything. */
 export interface ClusterState {
   created: string;
   binDir: string;
+  /** `local` (default): simulated nodes; `kubeadm`: real nodes (docs/adr/0019-node-runtime.md). */
+  backend?: 'local' | 'kubeadm';
+  /** kubeadm backend: `bootstrapper` is the pid of the node's supervisor (its processes live in the node's cgroup). */
   nodes: Array<NodeSpec & { swtpm: number; bootstrapper: number; tampered?: boolean }>;
+  /** kubeadm backend: host loopback forwards into the private network. */
+  forwards?: Array<{ name: string; hostPort: number; pids: number[] }>;
 }
 
 /** A node's bootstrap status (written by the bootstrapper). */
@@ -49,7 +56,8 @@ export async function readState(layout: ClusterLayout): Promise<ClusterState | u
   }
 }
 
-async function writeState(layout: ClusterLayout, state: ClusterState): Promise<void> {
+/** Records the cluster (mode 0600: it names every process and file). */
+export async function writeState(layout: ClusterLayout, state: ClusterState): Promise<void> {
   await writeFile(layout.stateFile, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
 }
 
@@ -101,11 +109,13 @@ async function bootNode(layout: ClusterLayout, node: NodeSpec, binDir: string, f
 }
 
 /** Runs `asterism init` against node 0 like a user would (the real CLI process). */
-export function runCliInit(layout: ClusterLayout, node: NodeSpec, progress: (l: string) => void): Promise<void> {
+export function runCliInit(layout: ClusterLayout, node: NodeSpec, progress: (l: string) => void, extra: { args?: string[]; wrapper?: string[] } = {}): Promise<void> {
   return new Promise((resolvePromise, reject) => {
+    const wrapper = extra.wrapper ?? [];
     const child = spawn(
-      process.execPath,
+      wrapper[0] ?? process.execPath,
       [
+        ...(wrapper.length > 0 ? [...wrapper.slice(1), process.execPath] : []),
         '--import', TSX,
         join(WORKSPACE_ROOT, 'apps/cli/src/main.ts'),
         'init',
@@ -117,6 +127,7 @@ export function runCliInit(layout: ClusterLayout, node: NodeSpec, progress: (l: 
         '--cluster-name=asterism',
         '--kubernetes-version=v1.34.4',
         '--timeout=120',
+        ...(extra.args ?? ['--skip-helm']),
       ],
       { cwd: WORKSPACE_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
@@ -130,20 +141,20 @@ export function runCliInit(layout: ClusterLayout, node: NodeSpec, progress: (l: 
 }
 
 /** Node objects the API server knows (admin kubeconfig from init). */
-export async function nodeObjects(layout: ClusterLayout): Promise<string[]> {
-  if (!existsSync(layout.kubeconfig)) return [];
+export async function nodeObjects(layout: ClusterLayout, kubeconfig = layout.kubeconfig): Promise<string[]> {
+  if (!existsSync(kubeconfig)) return [];
   const kc = new k8s.KubeConfig();
-  kc.loadFromFile(layout.kubeconfig);
+  kc.loadFromFile(kubeconfig);
   const list = await kc.makeApiClient(k8s.CoreV1Api).listNode();
   return list.items.map((n) => n.metadata?.name ?? '');
 }
 
 /** Waits until every (untampered) node reports a finished bootstrap and has a Node object. */
-export async function waitForNodes(layout: ClusterLayout, names: string[], timeoutMs: number, progress: (l: string) => void): Promise<void> {
+export async function waitForNodes(layout: ClusterLayout, names: string[], timeoutMs: number, progress: (l: string) => void, kubeconfig = layout.kubeconfig): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const seen = new Set<string>();
   for (;;) {
-    const objects = await nodeObjects(layout).catch(() => [] as string[]);
+    const objects = await nodeObjects(layout, kubeconfig).catch(() => [] as string[]);
     for (const n of names) {
       const s = await readNodeStatus(layout, n);
       if (s && ['initialized', 'joined', 'rejoined'].includes(s.phase) && objects.includes(n) && !seen.has(n)) {

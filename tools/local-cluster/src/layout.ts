@@ -34,6 +34,10 @@ export class ClusterLayout {
   get kubeconfig(): string {
     return join(this.workspace, 'asterism-admin.conf');
   }
+  /** kubeadm backend: the admin kubeconfig pointing at the host's loopback forward. */
+  get hostKubeconfig(): string {
+    return join(this.root, 'asterism-admin.host.conf');
+  }
   nodeDir(name: string): string {
     return join(this.root, 'nodes', name);
   }

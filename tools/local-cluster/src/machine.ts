@@ -41,8 +41,8 @@ export async function createStateDisk(layout: ClusterLayout, node: string): Prom
 }
 
 /** The node's SSH host key, as sshd-keygen creates it on first boot. */
-export async function createHostKey(layout: ClusterLayout, node: string): Promise<void> {
-  const path = join(layout.nodeRoot(node), 'var/run/state/ssh/ssh_host_ed25519_key');
+export async function createHostKey(layout: ClusterLayout, node: string, under = 'var/run/state/ssh'): Promise<void> {
+  const path = join(layout.nodeRoot(node), under, 'ssh_host_ed25519_key');
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `root@${node}`, '-f', path]);
 }

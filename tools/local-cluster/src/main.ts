@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 /** tools/local-cluster: the main job. `up` boots an attested cluster on this machine, `status` shows it, `down` removes it. */
 import { join } from 'node:path';
-import { homedir } from 'node:os';
+import { existsSync } from 'node:fs';
+import * as k8s from '@kubernetes/client-node';
+import { binDir } from '@asterism/k8s-testenv';
 import { parseArgs } from 'node:util';
 import { alive } from './detached.js';
 import { ClusterLayout } from './layout.js';
 import { down, nodeObjects, readNodeStatus, readState, up, WORKSPACE_ROOT } from './cluster.js';
+import { NETWORK } from './real/network.js';
+import { downReal, upReal } from './real/real-cluster.js';
 
 const USAGE = `Usage: local-cluster <up|status|down> [flags]
 
@@ -16,16 +20,17 @@ const USAGE = `Usage: local-cluster <up|status|down> [flags]
 
 Flags:
   --dir <dir>             cluster folder (default .local-cluster in the workspace)
-  --control-planes <n>    (up) control-plane nodes, default 1 (only the first runs a control plane)
+  --control-planes <n>    (up) control-plane nodes, default 1 (local backend: only the first runs a
+                          control plane; kubeadm: every one joins etcd and runs its own)
   --workers <n>           (up) worker nodes, default 2
   --bin-dir <dir>         (up) Kubernetes binaries (default: tools/k8s-testenv's build cache)
+  --backend <b>           (up) kubeadm (default): real nodes (network + mount namespace and cgroup
+                          each, containerd, kubelet, kubeadm init/join, services as Helm pods);
+                          local: simulated kubelets, control plane as host processes, faster.
+                          See docs/adr/0005 and 0019.
+  --skip-helm-wait        (up, kubeadm) do not wait for the service pods (debugging)
   --tamper <node>         (up) boot this node with a tampered measurement (it must be refused)
   --keep                  (down) keep the cluster folder`;
-
-function defaultBinDir(): string {
-  const cache = process.env.K8S_TESTENV_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'asterism', 'k8s-testenv');
-  return process.env.K8S_TESTENV_BIN ?? join(cache, 'v1.34.4', 'bin');
-}
 
 async function printTable(root: string): Promise<void> {
   const layout = new ClusterLayout(root);
@@ -34,8 +39,10 @@ async function printTable(root: string): Promise<void> {
     process.stdout.write(`no local cluster in ${layout.root}\n`);
     return;
   }
-  const objects = await nodeObjects(layout).catch(() => [] as string[]);
-  const rows = [['NODE', 'ROLE', 'IP', 'VARIANT', 'PHASE', 'PCR15', 'JOIN TIME', 'NODE OBJECT', 'PROCESSES']];
+  const kubeconfig = state.backend === 'kubeadm' ? layout.hostKubeconfig : layout.kubeconfig;
+  const objects = await nodeObjects(layout, kubeconfig).catch(() => [] as string[]);
+  const kubelets = state.backend === 'kubeadm' ? await kubeletColumn(kubeconfig) : new Map<string, string>();
+  const rows = [['NODE', 'ROLE', 'IP', 'VARIANT', 'PHASE', 'PCR15', 'JOIN TIME', 'NODE OBJECT', 'KUBELET / RUNTIME', 'PROCESSES']];
   for (const n of state.nodes) {
     const s = await readNodeStatus(layout, n.name);
     rows.push([
@@ -47,12 +54,29 @@ async function printTable(root: string): Promise<void> {
       s?.pcr15 ? `${s.pcr15.slice(0, 16)}...` : '-',
       s?.bootstrapMs !== undefined ? `${(s.bootstrapMs / 1000).toFixed(1)} s` : '-',
       objects.includes(n.name) ? 'yes' : 'no',
+      state.backend === 'kubeadm' ? (kubelets.get(n.name) ?? '-') : 'simulated',
       `${alive(n.bootstrapper) ? 'up' : 'down'}/${alive(n.swtpm) ? 'tpm' : 'no tpm'}`,
     ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`);
-  process.stdout.write(`\nkubeconfig: ${layout.kubeconfig}\n`);
+  process.stdout.write(`\nkubeconfig: ${kubeconfig}\n`);
+}
+
+/** Per node: the kubelet's Ready condition and the container runtime it reports. */
+async function kubeletColumn(kubeconfig: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  try {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(kubeconfig);
+    for (const n of (await kc.makeApiClient(k8s.CoreV1Api).listNode()).items) {
+      const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? 'Ready' : 'NotReady';
+      out.set(n.metadata?.name ?? '', `${ready} ${n.status?.nodeInfo?.containerRuntimeVersion ?? '?'}`);
+    }
+  } catch {
+    /* API not reachable: the column stays empty */
+  }
+  return out;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -66,6 +90,8 @@ async function main(argv: string[]): Promise<number> {
       workers: { type: 'string' },
       'bin-dir': { type: 'string' },
       tamper: { type: 'string', multiple: true },
+      backend: { type: 'string' },
+      'skip-helm-wait': { type: 'boolean' },
       keep: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -79,11 +105,27 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'up': {
       const started = Date.now();
+      const backend = values.backend ?? 'kubeadm';
+      if (backend !== 'local' && backend !== 'kubeadm') throw new Error(`unknown --backend "${backend}": want local or kubeadm`);
+      if (backend === 'kubeadm') {
+        await upReal({
+          root,
+          controlPlanes: Number(values['control-planes'] ?? 1),
+          workers: Number(values.workers ?? 2),
+          binDir: values['bin-dir'] ?? binDir(),
+          skipHelmWait: values['skip-helm-wait'] ?? false,
+          ...(values.tamper ? { tamper: values.tamper } : {}),
+          progress: say,
+        });
+        say(`cluster up in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+        await printTable(root);
+        return 0;
+      }
       await up({
         root,
         controlPlanes: Number(values['control-planes'] ?? 1),
         workers: Number(values.workers ?? 2),
-        binDir: values['bin-dir'] ?? defaultBinDir(),
+        binDir: values['bin-dir'] ?? binDir(),
         ...(values.tamper ? { tamper: values.tamper } : {}),
         progress: say,
       });
@@ -95,7 +137,9 @@ async function main(argv: string[]): Promise<number> {
       await printTable(root);
       return 0;
     case 'down': {
-      const n = await down(root, { keep: values.keep ?? false });
+      const state = await readState(new ClusterLayout(root));
+      const real = state?.backend === 'kubeadm' || existsSync(`/run/netns/${NETWORK.routerNamespace}`);
+      const n = real ? await downReal(root, { keep: values.keep ?? false, orphans: !state }) : await down(root, { keep: values.keep ?? false });
       say(`stopped ${n} processes${values.keep ? '' : `, removed ${root}`}`);
       return 0;
     }

@@ -10,10 +10,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AttestationError } from '../errors.js';
+import { CONFIGFS_TSM_REPORT_DIR } from '../tdx/configfs-tsm.js';
 import { REPORT_SIZE } from './report.js';
-
-/** The configfs-tsm report directory. */
-export const CONFIGFS_TSM_REPORT_DIR = '/sys/kernel/config/tsm/report';
 
 /** File operations the client needs (node:fs/promises by default). */
 export interface TsmFileSystem {

@@ -38,6 +38,15 @@ export interface InitConfigInput {
   serviceCidr: string;
   /** `external` on clouds with a cloud controller manager. */
   cloudProvider: string;
+  /** Registry prefix of the control-plane images (kubeadm `imageRepository`); empty = kubeadm's default. */
+  imageRepository?: string;
+  /** Preflight checks reported as warnings instead of errors (`nodeRegistration.ignorePreflightErrors`). */
+  ignorePreflightErrors?: string[];
+  /**
+   * kube-proxy's `conntrack.maxPerCore` (conformance mode deploys kube-proxy); 0 keeps the kernel's
+   * limit, which a node in a network namespace cannot raise. Unset = kube-proxy's default.
+   */
+  kubeProxyConntrackMaxPerCore?: number;
 }
 
 /** Inputs of a joining node's kubeadm configuration. */
@@ -50,6 +59,7 @@ export interface JoinConfigInput {
   providerId: string;
   controlPlane: boolean;
   cloudProvider: string;
+  ignorePreflightErrors?: string[];
 }
 
 function minor(version: string): number {
@@ -74,6 +84,11 @@ function kubeletConfiguration(providerId: string): Record<string, unknown> {
   };
 }
 
+/** `nodeRegistration` of both configurations. */
+function nodeRegistration(nodeName: string, args: Array<{ name: string; value: string }>, ignore: string[] | undefined): Record<string, unknown> {
+  return { name: nodeName, criSocket: KUBEADM.criSocket, kubeletExtraArgs: args, ...(ignore?.length ? { ignorePreflightErrors: ignore } : {}) };
+}
+
 const kubeletArgs = (cloudProvider: string, nodeIp: string, providerId: string) =>
   [
     { name: 'cloud-provider', value: cloudProvider },
@@ -90,7 +105,7 @@ export function initConfiguration(input: InitConfigInput): string {
   const initCfg = {
     apiVersion: 'kubeadm.k8s.io/v1beta4',
     kind: 'InitConfiguration',
-    nodeRegistration: { name: input.nodeName, criSocket: KUBEADM.criSocket, kubeletExtraArgs: kubeletArgs(input.cloudProvider, input.nodeIp, input.providerId) },
+    nodeRegistration: nodeRegistration(input.nodeName, kubeletArgs(input.cloudProvider, input.nodeIp, input.providerId), input.ignorePreflightErrors),
     localAPIEndpoint: { bindPort: KUBEADM.bindPort, ...(input.nodeIp ? { advertiseAddress: input.nodeIp } : {}) },
     patches: { directory: KUBEADM.patchesDir },
   };
@@ -99,6 +114,7 @@ export function initConfiguration(input: InitConfigInput): string {
     kind: 'ClusterConfiguration',
     kubernetesVersion: input.kubernetesVersion,
     clusterName: input.clusterName,
+    ...(input.imageRepository ? { imageRepository: input.imageRepository } : {}),
     ...(input.controlPlaneHost ? { controlPlaneEndpoint: input.controlPlaneHost } : {}),
     ...(input.serviceCidr ? { networking: { serviceSubnet: input.serviceCidr } } : {}),
     apiServer: {
@@ -129,7 +145,11 @@ export function initConfiguration(input: InitConfigInput): string {
     scheduler: { extraArgs: [{ name: 'profiling', value: 'false' }] },
     ...(minor(input.kubernetesVersion) >= 31 ? { featureGates: { ControlPlaneKubeletLocalMode: true } } : {}),
   };
-  return [initCfg, clusterCfg, kubeletConfiguration(input.providerId)].map((d) => stringify(d)).join('---\n');
+  const kubeProxy =
+    input.kubeProxyConntrackMaxPerCore === undefined
+      ? []
+      : [{ apiVersion: 'kubeproxy.config.k8s.io/v1alpha1', kind: 'KubeProxyConfiguration', conntrack: { maxPerCore: input.kubeProxyConntrackMaxPerCore } }];
+  return [initCfg, clusterCfg, kubeletConfiguration(input.providerId), ...kubeProxy].map((d) => stringify(d)).join('---\n');
 }
 
 /** The kubeadm configuration for `kubeadm join` (bootstrap-token discovery). */
@@ -137,7 +157,7 @@ export function joinConfiguration(input: JoinConfigInput): string {
   const joinCfg = {
     apiVersion: 'kubeadm.k8s.io/v1beta4',
     kind: 'JoinConfiguration',
-    nodeRegistration: { name: input.nodeName, criSocket: KUBEADM.criSocket, kubeletExtraArgs: kubeletArgs(input.cloudProvider, input.nodeIp, input.providerId) },
+    nodeRegistration: nodeRegistration(input.nodeName, kubeletArgs(input.cloudProvider, input.nodeIp, input.providerId), input.ignorePreflightErrors),
     discovery: { bootstrapToken: { apiServerEndpoint: input.apiServerEndpoint, token: input.token, caCertHashes: input.caCertHashes } },
     patches: { directory: KUBEADM.patchesDir },
     ...(input.controlPlane ? { controlPlane: { localAPIEndpoint: { advertiseAddress: input.nodeIp, bindPort: KUBEADM.bindPort } }, skipPhases: ['control-plane-prepare/download-certs'] } : {}),

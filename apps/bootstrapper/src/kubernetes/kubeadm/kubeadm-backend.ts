@@ -1,13 +1,18 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { k8sCompliantHostname } from '@asterism/k8s';
 import type { Logger } from '@asterism/logger';
 import type { MetadataProvider } from '@asterism/metadata';
 import type { ClusterInitializer, InitClusterRequest } from '../../initserver/ports.js';
 import type { ClusterJoiner, JoinClusterRequest } from '../../joinclient/ports.js';
-import { cloudProviderFlag, initConfiguration, joinConfiguration } from './configs.js';
+import type { NodeFileWriter } from '../../state/file-writer.js';
+import { timedStage } from '../../stage-timer.js';
+import { AUDIT_POLICY } from './audit-policy.js';
+import { apiClusterObjects, ApiServerReadiness, type ClusterObjectsWriter } from './cluster-api.js';
+import { cloudProviderFlag, initConfiguration, joinConfiguration, KUBEADM } from './configs.js';
+import { issueOwnKubeletCertificate } from './own-kubelet-cert.js';
 
 /** Runs a program and returns its stdout; rejects with stderr's tail on a non-zero exit. */
 export type CommandRunner = (binary: string, args: string[], signal?: AbortSignal) => Promise<string>;
@@ -21,25 +26,57 @@ export const spawnRunner: CommandRunner = (binary, args, signal) =>
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-8192)));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${binary} ${args.join(' ')} exited ${code}: ${err.trim().split('\n').slice(-5).join(' | ')}`))));
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${binary} ${args.join(' ')} exited ${code}: ${failureSummary(err)}`))));
   });
 
 /**
- * The `kubeadm` Kubernetes backend (SPEC.md §8.5): writes the reference's kubeadm configuration to
- * a temporary file and runs the reference's kubeadm phases. Needs a container runtime and a
- * kubelet on the node, so on this machine only the generated configurations are checked (with
- * the real kubeadm's `config validate`); the local backend is what runs here.
+ * The lines of kubeadm's stderr that say what failed: its `[ERROR ...]` preflight lines and the
+ * `error execution phase` line; else the last lines (with -v=5 kubeadm ends with a stack trace).
+ */
+export function failureSummary(stderr: string): string {
+  const lines = stderr.trim().split('\n');
+  const errors = lines.filter((l) => /\[ERROR |error execution phase|^error:|^\s*\[preflight\].*error/i.test(l)).map((l) => l.trim());
+  return (errors.length > 0 ? errors.slice(0, 12) : lines.slice(-5)).join(' | ');
+}
+
+/** Options of {@link KubeadmBackend}. */
+export interface KubeadmBackendOptions {
+  kubeadm: string;
+  metadata: MetadataProvider;
+  csp: string;
+  logger: Logger;
+  /** Node paths (`/etc/kubernetes/...`, kubelet files); tests re-base them. */
+  files: NodeFileWriter;
+  /** Writes what init leaves in the cluster (default: the Kubernetes API with admin.conf). */
+  clusterObjects?: ClusterObjectsWriter;
+  run?: CommandRunner;
+  /** kubeadm `imageRepository` (empty = kubeadm's default registry). */
+  imageRepository?: string;
+  /** Preflight checks kubeadm reports as warnings (for nodes that are containers, not VMs). */
+  ignorePreflightErrors?: string[];
+  /** kube-proxy `conntrack.maxPerCore` (0 = keep the kernel's limit; for nodes in a network namespace). */
+  kubeProxyConntrackMaxPerCore?: number;
+  /** Waits for the API server after kubeadm (default: lists namespaces with admin.conf). */
+  apiReadiness?: ApiReadinessProbe;
+  /** How long init waits for the API server after kubeadm (default 2 min, as the reference). */
+  apiWaitMs?: number;
+}
+
+/** Blocks until the new cluster's API server answers (consumer-declared port). */
+export interface ApiReadinessProbe {
+  wait(timeoutMs: number, signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * The `kubeadm` Kubernetes backend (docs/protocol/kubernetes.md): on init it writes the audit policy,
+ * runs kubeadm's preflight and certificate phases, issues the node's own kubelet certificate from
+ * the fresh CA, runs `kubeadm init` for the remaining phases, then waits for the API server and
+ * writes the cluster objects (CRDs, components ConfigMap, NodeVersion, internal-config, node
+ * annotation). On join it writes the audit policy and runs `kubeadm join`. The kubelet itself is
+ * the node's: systemd, or the local node runtime, starts it once kubeadm wrote its configuration.
  */
 export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
-  constructor(
-    private readonly o: {
-      kubeadm: string;
-      metadata: MetadataProvider;
-      csp: string;
-      logger: Logger;
-      run?: CommandRunner;
-    },
-  ) {}
+  constructor(private readonly o: KubeadmBackendOptions) {}
 
   private get run(): CommandRunner {
     return this.o.run ?? spawnRunner;
@@ -59,6 +96,9 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
       certSans: req.apiServerCertSans,
       serviceCidr: req.serviceCidr,
       cloudProvider: cloudProviderFlag(this.o.csp, 'init'),
+      ...(this.o.imageRepository ? { imageRepository: this.o.imageRepository } : {}),
+      ...(this.o.ignorePreflightErrors?.length ? { ignorePreflightErrors: this.o.ignorePreflightErrors } : {}),
+      ...(this.o.kubeProxyConntrackMaxPerCore !== undefined ? { kubeProxyConntrackMaxPerCore: this.o.kubeProxyConntrackMaxPerCore } : {}),
     });
   }
 
@@ -76,7 +116,61 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
       providerId: self.ProviderID,
       controlPlane: req.role === 'ControlPlane',
       cloudProvider: cloudProviderFlag(this.o.csp, 'join'),
+      ...(this.o.ignorePreflightErrors?.length ? { ignorePreflightErrors: this.o.ignorePreflightErrors } : {}),
     });
+  }
+
+  async initCluster(req: InitClusterRequest, signal?: AbortSignal): Promise<Buffer> {
+    const stage = <T>(name: string, fn: () => Promise<T>) => timedStage(this.o.logger, 'kubeadm init step finished', name, fn);
+    const self = await this.o.metadata.self();
+    const nodeName = k8sCompliantHostname(self.Name);
+    if (req.components.length > 0) this.o.logger.warn('Kubernetes components in the init request are not installed by this build; the node image must carry them', { count: req.components.length });
+    const yaml = await this.initConfig(req);
+    return this.withConfig(yaml, async (config) => {
+      const kubeadm = (args: string[]) => this.kubeadm(args, signal);
+      await stage('writing audit policy', () => this.writeAuditPolicy());
+      await stage('kubeadm preflight', () => kubeadm(['init', 'phase', 'preflight', '-v=5', `--config=${config}`]));
+      await stage('kubeadm certificates', () => kubeadm(['init', 'phase', 'certs', 'all', '-v=5', `--config=${config}`]));
+      await stage('own kubelet certificate', () => issueOwnKubeletCertificate(this.o.files, nodeName, self.VPCIP ? [self.VPCIP] : []));
+      await stage('recreating manifests folder', () => this.recreateManifests());
+      const skip = ['preflight', 'certs', 'addon/coredns', ...(req.conformanceMode ? [] : ['addon/kube-proxy'])];
+      await stage('kubeadm init', () => kubeadm(['init', '-v=5', `--config=${config}`, `--skip-phases=${skip.join(',')}`]));
+      const kubeconfig = await stage('admin kubeconfig', () => kubeadm(['kubeconfig', 'user', `--client-name=${req.clusterName}-admin`, `--config=${config}`, '--org=system:masters']));
+      const adminConf = this.o.files.resolve('/etc/kubernetes/admin.conf');
+      await stage('waiting for the API server', () => (this.o.apiReadiness ?? new ApiServerReadiness(adminConf)).wait(this.o.apiWaitMs ?? 120_000, signal));
+      const objects = this.o.clusterObjects ?? apiClusterObjects(adminConf);
+      await stage('writing cluster objects', () => objects.write({ nodeName, components: req.components, kubernetesVersion: req.kubernetesVersion }));
+      this.o.logger.warn('etcd I/O priority is left at the default (the reference raises it with ioprio_set; not done by this build)');
+      return Buffer.from(kubeconfig);
+    });
+  }
+
+  async joinCluster(req: JoinClusterRequest, signal?: AbortSignal): Promise<void> {
+    const stage = <T>(name: string, fn: () => Promise<T>) => timedStage(this.o.logger, 'kubeadm join step finished', name, fn);
+    const yaml = await this.joinConfig(req);
+    await this.withConfig(yaml, async (config) => {
+      await stage('writing audit policy', () => this.writeAuditPolicy());
+      await stage('recreating manifests folder', () => this.recreateManifests());
+      const args = ['join', '-v=5', `--config=${config}`, ...(req.role === 'ControlPlane' ? ['--skip-phases=control-plane-prepare/download-certs'] : [])];
+      await stage('kubeadm join', () => this.kubeadm(args, signal));
+    });
+  }
+
+  private kubeadm(args: string[], signal?: AbortSignal): Promise<string> {
+    this.o.logger.info('running kubeadm', { args: args.join(' ') });
+    return this.run(this.o.kubeadm, args, signal);
+  }
+
+  private async writeAuditPolicy(): Promise<void> {
+    const path = this.o.files.resolve(KUBEADM.auditPolicy);
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, AUDIT_POLICY, { mode: 0o600 });
+  }
+
+  private async recreateManifests(): Promise<void> {
+    const dir = this.o.files.resolve(KUBEADM.manifests);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true, mode: 0o755 });
   }
 
   private async withConfig<T>(yaml: string, fn: (path: string) => Promise<T>): Promise<T> {
@@ -88,30 +182,5 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }
-
-  async initCluster(req: InitClusterRequest, signal?: AbortSignal): Promise<Buffer> {
-    const yaml = await this.initConfig(req);
-    return this.withConfig(yaml, async (config) => {
-      const k = (args: string[]) => {
-        this.o.logger.info('running kubeadm', { args: args.join(' ') });
-        return this.run(this.o.kubeadm, args, signal);
-      };
-      await k(['init', 'phase', 'preflight', '-v=5', `--config=${config}`]);
-      await k(['init', 'phase', 'certs', 'all', '-v=5', `--config=${config}`]);
-      const skip = ['preflight', 'certs', 'addon/coredns', ...(req.conformanceMode ? [] : ['addon/kube-proxy'])];
-      await k(['init', '-v=5', `--config=${config}`, `--skip-phases=${skip.join(',')}`]);
-      const kubeconfig = await k(['kubeconfig', 'user', `--client-name=${req.clusterName}-admin`, `--config=${config}`, '--org=system:masters']);
-      return Buffer.from(kubeconfig);
-    });
-  }
-
-  async joinCluster(req: JoinClusterRequest, signal?: AbortSignal): Promise<void> {
-    const yaml = await this.joinConfig(req);
-    await this.withConfig(yaml, async (config) => {
-      const args = ['join', '-v=5', `--config=${config}`, ...(req.role === 'ControlPlane' ? ['--skip-phases=control-plane-prepare/download-certs'] : [])];
-      this.o.logger.info('running kubeadm', { args: args.join(' ') });
-      await this.run(this.o.kubeadm, args, signal);
-    });
   }
 }

@@ -1,0 +1,41 @@
+/**
+ * Local container images for the node runtime (docs/adr/0018): `buildLocalImages()` bundles the
+ * services, asks kubeadm which tags it expects, and builds the catalog into OCI archives.
+ */
+import { join } from 'node:path';
+import { bundleApp, REPO_ROOT } from '../bundle.js';
+import { buildImages, type ImageManifest } from './build.js';
+import { imageCatalog, kubeadmImageTags, type ImageSpec } from './catalog.js';
+
+export { buildImages, containerfile, type BuiltImage, type ImageManifest } from './build.js';
+export { ASTERISM_IMAGE_TAG, imageCatalog, KUBERNETES_VERSION, LOCAL_IMAGE_REPOSITORY, parseImageList, type ImageSpec } from './catalog.js';
+export { canonicalPath, RootfsStage } from './rootfs.js';
+
+/** Default output folder: `dist/images` of this checkout (git-ignored). */
+export const DEFAULT_IMAGE_DIR = join(REPO_ROOT, 'dist', 'images');
+
+/** Options of {@link buildLocalImages}. */
+export interface LocalImagesOptions {
+  /** Kubernetes binaries (tools/k8s-testenv's build folder). */
+  k8sBinDir: string;
+  outDir?: string;
+  /** Only these image names (default: all). */
+  only?: string[];
+  progress?: (line: string) => void;
+}
+
+/** Bundles joinservice + keyservice, then builds (or reuses) every local image. */
+export async function buildLocalImages(o: LocalImagesOptions): Promise<ImageManifest> {
+  const say = o.progress ?? (() => undefined);
+  const outDir = o.outDir ?? DEFAULT_IMAGE_DIR;
+  const bundleDir = join(outDir, '.bundles');
+  const started = Date.now();
+  for (const app of ['joinservice', 'keyservice']) await bundleApp(app, { outRoot: bundleDir });
+  const tags = kubeadmImageTags(join(o.k8sBinDir, 'kubeadm'));
+  if (!tags.etcd || !tags.pause) throw new Error(`kubeadm did not name etcd and pause images: ${JSON.stringify(tags)}`);
+  const catalog: ImageSpec[] = imageCatalog({ etcd: tags.etcd, pause: tags.pause }).filter((s) => !o.only || o.only.includes(s.name));
+  say(`building ${catalog.length} images into ${outDir} (buildah, FROM scratch, reproducible time stamps)...`);
+  const manifest = await buildImages({ outDir, inputs: { k8sBinDir: o.k8sBinDir, bundleDir, nodeBinary: process.execPath }, catalog, progress: say });
+  say(`images ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return manifest;
+}

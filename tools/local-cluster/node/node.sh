@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The supervisor of one real local node (docs/adr/0019-node-runtime.md). Started by
+# tools/local-cluster (src/real/node-process.ts), never by hand:
+#
+#   node.sh enter <node-dir> -- <bootstrapper command...>
+#
+# "enter" moves itself into the node's cgroups (so every process of the node, containers
+# included, can be found and killed there), then re-executes itself in the node's network
+# namespace and a fresh mount + UTS namespace ("inside"). Inside, it gives the node its own
+# filesystem view (overlays over /etc /var /opt /usr, the node's own /run, /var/lib/containerd,
+# /var/lib/kubelet, /var/log), starts containerd, imports the local images, supervises the
+# kubelet the way kubeadm's systemd drop-in does, and runs the bootstrapper. Everything it needs
+# comes from <node-dir>/config/node.env and the files next to it, written by the tool.
+set -euo pipefail
+
+phase=${1:?phase}
+node_dir=${2:?node dir}
+shift 2
+[ "${1:-}" = "--" ] && shift
+# shellcheck source=/dev/null
+. "$node_dir/config/node.env"
+
+log() { printf '%s node.sh[%s]: %s\n' "$(date -u +%H:%M:%S.%3N)" "$NODE_NAME" "$*"; }
+
+if [ "$phase" = enter ]; then
+  for dir in $NODE_CGROUPS; do echo $$ > "$dir/cgroup.procs"; done
+  exec nsenter --net="/run/netns/$NODE_NETNS" unshare --mount --uts --propagation private "$0" inside "$node_dir" -- "$@"
+fi
+[ "$phase" = inside ] || { echo "node.sh: unknown phase $phase" >&2; exit 2; }
+
+root=$node_dir/root
+hostname "$NODE_NAME"
+for d in etc var opt usr; do
+  mkdir -p "$node_dir/overlay/upper/$d" "$node_dir/overlay/work/$d"
+  mount -t overlay overlay -o "lowerdir=/$d,upperdir=$node_dir/overlay/upper/$d,workdir=$node_dir/overlay/work/$d" "/$d"
+done
+mkdir -p "$root/run" "$root/var/lib/containerd" "$root/var/lib/kubelet" "$root/var/log" /var/lib/containerd /var/lib/kubelet /var/log
+mount --bind "$root/var/lib/containerd" /var/lib/containerd
+mount --bind "$root/var/lib/kubelet" /var/lib/kubelet
+mount --bind "$root/var/log" /var/log
+mount --bind "$root/run" /run
+# The host's hostname/resolver files must not leak into pods.
+echo "$NODE_NAME" > /etc/hostname
+printf '127.0.0.1 localhost\n%s %s\n' "$NODE_IP" "$NODE_NAME" > /etc/hosts
+
+install -D -m 0644 "$node_dir/config/containerd.toml" /etc/containerd/config.toml
+install -D -m 0644 "$node_dir/config/10-asterism.conflist" /etc/cni/net.d/10-asterism.conflist
+install -D -m 0644 "$node_dir/config/kubeletconfiguration+merge.yaml" /opt/kubernetes/patches/kubeletconfiguration+merge.yaml
+mkdir -p /run/state/bin /etc/kubernetes/manifests
+for b in kubeadm kubelet; do ln -sf "$K8S_BIN_DIR/$b" "/run/state/bin/$b"; done
+export PATH=/run/state/bin:$PATH
+
+children=()
+stop() {
+  log "stopping"
+  kill "${children[@]}" 2>/dev/null || true
+  wait || true
+  exit 0
+}
+trap stop TERM INT
+
+log "starting containerd"
+containerd --config /etc/containerd/config.toml >> /var/log/containerd.log 2>&1 &
+children+=($!)
+for _ in $(seq 100); do [ -S /run/containerd/containerd.sock ] && break; sleep 0.1; done
+[ -S /run/containerd/containerd.sock ] || { log "containerd did not start (see /var/log/containerd.log)"; exit 1; }
+
+# Images are imported while the bootstrapper attests and joins; the kubelet starts only once they
+# are all there (its pods need the pause image, which is never pulled).
+log "importing images"
+(
+  for archive in $NODE_IMAGES; do ctr -n k8s.io images import --all-platforms "$archive" > /dev/null; done
+  log "images: $(ctr -n k8s.io images ls -q | grep -vc '^sha256' || true)"
+  touch /run/asterism-images-imported
+) &
+children+=($!)
+
+# Like kubeadm's kubelet.service drop-in: wait for kubeadm's configuration, take the flags
+# kubeadm wrote, restart after a second whenever the kubelet exits.
+(
+  while true; do
+    if [ -f /var/lib/kubelet/config.yaml ] && [ -f /run/asterism-images-imported ]; then
+      KUBELET_KUBEADM_ARGS=""
+      # shellcheck source=/dev/null
+      [ -f /var/lib/kubelet/kubeadm-flags.env ] && . /var/lib/kubelet/kubeadm-flags.env
+      # shellcheck disable=SC2086
+      kubelet --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf \
+        --config=/var/lib/kubelet/config.yaml $KUBELET_KUBEADM_ARGS >> /var/log/kubelet.log 2>&1 || true
+      echo "kubelet exited" >> /var/log/kubelet.log
+    fi
+    sleep 1
+  done
+) &
+children+=($!)
+
+log "starting the bootstrapper"
+"$@" &
+children+=($!)
+wait "${children[-1]}" || log "bootstrapper exited with $?"
+# The bootstrapper stops after bootstrapping; the node (containerd, kubelet) keeps running.
+while true; do sleep 3600 & wait $! || true; done

@@ -1,0 +1,62 @@
+/**
+ * Fault scenarios of the kubeadm backend (docs/adr/0019-node-runtime.md), exported for tests:
+ * a node reboot (every process of the node killed, its /run emptied as a tmpfs would be except the
+ * state folder, vTPM reset, measured boot again, the node started again -> rejoin) and a node
+ * added later (optionally with a tampered measured boot, which must be refused).
+ */
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DEFAULT_IMAGE_DIR, type ImageManifest } from '@asterism/deploy';
+import { readState, writeState } from '../cluster.js';
+import { ClusterLayout, type NodeSpec } from '../layout.js';
+import { resetTpm } from '../machine.js';
+import { measureBoot } from '../measured-boot.js';
+import { writeMetadataFile } from '../metadata-file.js';
+import { destroyNodeCgroups } from './cgroups.js';
+import { LocalNetwork, nodeAddress } from './network.js';
+import { bootRealNode, startNodeSupervisor } from './real-cluster.js';
+
+/** The images `up` built (a fault must not rebuild them while a node joins). */
+async function builtImages(): Promise<ImageManifest> {
+  return JSON.parse(await readFile(join(DEFAULT_IMAGE_DIR, 'images.json'), 'utf8')) as ImageManifest;
+}
+
+async function loadCluster(root: string) {
+  const layout = new ClusterLayout(root);
+  const state = await readState(layout);
+  if (!state || state.backend !== 'kubeadm') throw new Error(`no kubeadm-backend cluster in ${root}`);
+  return { layout, state };
+}
+
+/** Reboots a real node; its bootstrapper then rejoins (IssueRejoinTicket). */
+export async function rebootRealNode(root: string, name: string): Promise<void> {
+  const { layout, state } = await loadCluster(root);
+  const index = state.nodes.findIndex((n) => n.name === name);
+  const node = state.nodes[index];
+  if (!node) throw new Error(`no node ${name} in ${root}`);
+  await destroyNodeCgroups(name);
+  const run = join(layout.nodeRoot(name), 'run');
+  // /run is a tmpfs on a VM; /run/state is the state disk and survives.
+  for (const entry of await readdir(run)) if (entry !== 'state') await rm(join(run, entry), { recursive: true, force: true });
+  await resetTpm(layout, name);
+  await measureBoot(layout.tpmSocket(name), { tamper: node.tampered ?? false });
+  const images = await builtImages();
+  node.bootstrapper = await startNodeSupervisor(layout, node, index, state.binDir, images);
+  await writeState(layout, state);
+}
+
+/** Adds a worker to a running real cluster (its own namespace, vTPM, disk, supervisor). */
+export async function addRealNode(root: string, name: string, opts: { tamper?: boolean } = {}): Promise<NodeSpec> {
+  const { layout, state } = await loadCluster(root);
+  const index = state.nodes.length;
+  const address = nodeAddress(name, index);
+  const node: NodeSpec = { name, role: 'Worker', ip: address.ip };
+  const metadata = JSON.parse(await readFile(layout.metadataFile, 'utf8')) as { initSecretHash: string };
+  await writeMetadataFile(layout.metadataFile, [...state.nodes, node], metadata.initSecretHash);
+  await new LocalNetwork().addNode(address);
+  const images = await builtImages();
+  state.nodes.push(await bootRealNode(layout, node, index, state.binDir, images, opts.tamper ?? false));
+  await writeState(layout, state);
+  return node;
+}
+

@@ -1,0 +1,249 @@
+/**
+ * `up --backend kubeadm`: real nodes (docs/adr/0019-node-runtime.md). Each node is a network
+ * namespace + mount namespace + cgroup with containerd, a kubelet and the bootstrapper
+ * (`--k8s-backend=kubeadm`); node 0 is initialised by the real CLI, which then deploys the
+ * services with Helm. Stages: host check -> images -> network -> nodes -> forwards -> init ->
+ * wait for Ready.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { buildLocalImages, helmPath, LOCAL_IMAGE_REPOSITORY, type ImageManifest } from '@asterism/deploy';
+import { readState, runCliInit, TSX, waitForNodes, WORKSPACE_ROOT, writeState, type ClusterState } from '../cluster.js';
+import { alive, startDetached, stopDetached } from '../detached.js';
+import { newInitSecret } from '../init-secret.js';
+import { ClusterLayout, planNodes, type NodeSpec } from '../layout.js';
+import { createHostKey, createStateDisk, startSwtpm } from '../machine.js';
+import { attestationConfigJson, measureBoot } from '../measured-boot.js';
+import { writeMetadataFile } from '../metadata-file.js';
+import { createNodeCgroups, destroyNodeCgroups } from './cgroups.js';
+import { startForward, type Forward } from './forwarder.js';
+import { LocalNetwork, namespaceExists, NETWORK, nodeAddress } from './network.js';
+import { writeNodeConfig } from './node-config.js';
+
+/** Host port of the API server forward (kubectl/helm on the host use it). */
+export const API_FORWARD_PORT = 16443;
+/** Host port of the joinservice NodePort forward. */
+export const JOIN_FORWARD_PORT = 30090;
+const NODE_SCRIPT = join(WORKSPACE_ROOT, 'tools/local-cluster/node/node.sh');
+const HOST_TOOLS = ['ip', 'nsenter', 'unshare', 'containerd', 'containerd-shim-runc-v2', 'runc', 'ctr', 'buildah', 'socat', 'iptables', 'conntrack'];
+
+/** Options of {@link upReal}. */
+export interface RealUpOptions {
+  root: string;
+  controlPlanes: number;
+  workers: number;
+  binDir: string;
+  progress?: (line: string) => void;
+  /** How long node 0 may take from start to Ready (default 5 min). */
+  timeoutMs?: number;
+  /** Nodes whose measured boot is tampered with (they must be refused). */
+  tamper?: string[];
+  /** Pass --skip-helm-wait to the CLI. */
+  skipHelmWait?: boolean;
+}
+
+/** Refuses to start when a tool of the node runtime is missing, naming the setup step. */
+export function checkHostTools(): void {
+  const missing = HOST_TOOLS.filter((t) => {
+    try {
+      execFileSync('sh', ['-c', `command -v ${t}`], { stdio: 'ignore', env: { ...process.env, PATH: `${process.env.PATH ?? ''}:/usr/sbin:/sbin` } });
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (!existsSync('/usr/lib/cni/bridge')) missing.push('containernetworking-plugins (/usr/lib/cni)');
+  if (missing.length > 0) throw new Error(`the kubeadm backend needs ${missing.join(', ')}: run bash tools/scripts/setup.sh`);
+}
+
+/** Boots the real nodes, inits node 0 through the CLI (with Helm), waits until node 0 is Ready. */
+export async function upReal(o: RealUpOptions): Promise<ClusterState> {
+  const say = o.progress ?? (() => undefined);
+  if (o.controlPlanes < 1 || o.workers < 0 || o.controlPlanes + o.workers > 20) throw new Error('want 1-20 nodes with at least one control plane');
+  checkHostTools();
+  const layout = new ClusterLayout(o.root);
+  const existing = await readState(layout);
+  if (existing?.nodes.some((n) => alive(n.bootstrapper)) || namespaceExists(NETWORK.routerNamespace)) {
+    throw new ClusterBusyError(`a local cluster is already running (${layout.root} or network ${NETWORK.routerNamespace}); run "down" first`);
+  }
+  await rm(layout.root, { recursive: true, force: true });
+  await mkdir(layout.workspace, { recursive: true, mode: 0o700 });
+  const images = await stage(say, 'images', () => buildLocalImages({ k8sBinDir: o.binDir, progress: (l) => say(`  ${l}`) }));
+  const nodes = planNodes(o.controlPlanes, o.workers, NETWORK.prefix);
+  const { secret, hash } = await newInitSecret();
+  await writeFile(layout.initSecretFile, secret, { mode: 0o600 });
+  await writeMetadataFile(layout.metadataFile, nodes, hash);
+  await writeFile(layout.attestationConfigFile, attestationConfigJson(), { mode: 0o600 });
+  const state: ClusterState = { created: new Date().toISOString(), binDir: o.binDir, backend: 'kubeadm', nodes: [], forwards: [] };
+  await writeState(layout, state);
+  const network = new LocalNetwork();
+  await stage(say, 'network', async () => {
+    // Creating the router namespace is the machine-wide claim: it fails if another `up` won.
+    await network.createRouter().catch((err: unknown) => {
+      throw new ClusterBusyError(`another local cluster holds the network ${NETWORK.routerNamespace}: ${(err as Error).message}`);
+    });
+    for (const [i, n] of nodes.entries()) await network.addNode(nodeAddress(n.name, i));
+  });
+  for (const [i, node] of nodes.entries()) {
+    const tamper = o.tamper?.includes(node.name) ?? false;
+    state.nodes.push(await stage(say, `boot ${node.name}${tamper ? ' (TAMPERED measured boot)' : ''}`, () => bootRealNode(layout, node, i, o.binDir, images, tamper)));
+    await writeState(layout, state);
+  }
+  const forwards = await startForwards(layout, nodes[0]!);
+  state.forwards = forwards.map((f) => ({ name: f.name, hostPort: f.hostPort, pids: f.pids }));
+  await writeState(layout, state);
+  const values = join(layout.root, 'helm-values.yaml');
+  // JSON is YAML: helm reads it as a values file.
+  await writeFile(values, JSON.stringify(localHelmValues(nodes[0]!), null, 2), { mode: 0o600 });
+  await stage(say, 'asterism init + helm', () =>
+    runCliInit(layout, nodes[0]!, say, {
+      wrapper: ['nsenter', `--net=/run/netns/${NETWORK.routerNamespace}`],
+      args: ['--conformance', `--helm-values=${values}`, `--helm=${helmPath()}`, `--image-repository=${LOCAL_IMAGE_REPOSITORY}`, ...(o.skipHelmWait ? ['--skip-helm-wait'] : [])],
+    }),
+  );
+  await writeHostKubeconfig(layout);
+  const names = nodes.filter((n) => !o.tamper?.includes(n.name)).map((n) => n.name);
+  await stage(say, 'nodes bootstrapped (init / join by attestation)', () => waitForNodes(layout, names, o.timeoutMs ?? 300_000, say, layout.hostKubeconfig));
+  await stage(say, 'nodes Ready (kubelets)', () => Promise.all(names.map((n) => waitForReady(layout.hostKubeconfig, n, o.timeoutMs ?? 300_000))));
+  return state;
+}
+
+/** One node: vTPM with measured boot, LUKS2 image, host key, node config, cgroups, supervisor. */
+export async function bootRealNode(layout: ClusterLayout, node: NodeSpec, index: number, binDir: string, images: ImageManifest, tamper = false): Promise<ClusterState['nodes'][number]> {
+  await mkdir(layout.nodeRoot(node.name), { recursive: true, mode: 0o700 });
+  const swtpm = await startSwtpm(layout, node.name);
+  await measureBoot(layout.tpmSocket(node.name), { tamper });
+  await createStateDisk(layout, node.name);
+  // The node sees its own /run, which layout.nodeRoot()/run backs; /var/run is a link to it.
+  await createHostKey(layout, node.name, 'run/state/ssh');
+  const supervisor = await startNodeSupervisor(layout, node, index, binDir, images);
+  return { ...node, swtpm: swtpm.pid, bootstrapper: supervisor, ...(tamper ? { tampered: true } : {}) };
+}
+
+/** Cgroups, config files and the node's supervisor (node.sh); returns the supervisor's pid. */
+export async function startNodeSupervisor(layout: ClusterLayout, node: NodeSpec, index: number, binDir: string, images: ImageManifest): Promise<number> {
+  const address = nodeAddress(node.name, index);
+  const cgroupDirs = await createNodeCgroups(node.name);
+  const archives = images.images.filter((i) => i.nodes === 'all' || node.role === 'ControlPlane').map((i) => i.archive);
+  const pause = images.images.find((i) => i.name === 'pause');
+  if (!pause) throw new Error('the image catalog has no pause image');
+  await writeNodeConfig(layout.nodeDir(node.name), { node: address, sandboxImage: pause.ref, images: archives, k8sBinDir: binDir, cgroupDirs });
+  return startDetached('node', 'bash', [NODE_SCRIPT, 'enter', layout.nodeDir(node.name), '--', process.execPath, '--import', TSX, ...bootstrapperArgs(layout, node, binDir)], layout.log(node.name, 'node'), { cwd: WORKSPACE_ROOT }).pid;
+}
+
+/** The bootstrapper as a VM image would run it, with the node runtime's differences as flags. */
+function bootstrapperArgs(layout: ClusterLayout, node: NodeSpec, binDir: string): string[] {
+  return [
+    join(WORKSPACE_ROOT, 'apps/bootstrapper/src/main.ts'),
+    '--attestation-variant=qemu-vtpm',
+    '--csp=QEMU',
+    `--tpm=unix:${layout.tpmSocket(node.name)}`,
+    `--state-disk=${layout.diskImage(node.name)}`,
+    `--initial-key=${layout.diskKey(node.name)}`,
+    `--metadata=file:${layout.metadataFile}`,
+    `--node-name=${node.name}`,
+    '--k8s-backend=kubeadm',
+    `--k8s-bin-dir=${binDir}`,
+    '--init-system=none',
+    `--image-repository=${LOCAL_IMAGE_REPOSITORY}`,
+    // The only failing preflight check: kubeadm pre-pulls CoreDNS although init skips the CoreDNS
+    // addon (as the reference does), and no CoreDNS image is built here (ADR 0018).
+    '--ignore-preflight-errors=ImagePull',
+    // A network namespace cannot raise the kernel's conntrack limit (kube-proxy would exit).
+    '--kube-proxy-conntrack-max-per-core=0',
+    `--log-file=${layout.log(node.name, 'bootstrapper.json')}`,
+    `--address=${node.ip}`,
+  ];
+}
+
+/**
+ * The chart values the local network needs: no cluster DNS, so the joinservice reaches the
+ * keyservice through the Service environment; tickets name node 0's API server directly.
+ */
+export function localHelmValues(first: NodeSpec): Record<string, unknown> {
+  return {
+    joinservice: {
+      keyServiceEndpoint: '$(KEY_SERVICE_SERVICE_HOST):$(KEY_SERVICE_SERVICE_PORT)',
+      extraArgs: [`--api-server-endpoint=${first.ip}:6443`],
+    },
+  };
+}
+
+async function startForwards(layout: ClusterLayout, first: NodeSpec): Promise<Forward[]> {
+  const mk = (name: string, hostPort: number, target: string) => startForward({ name, hostPort, target, socket: join(layout.root, `${name}.sock`), log: join(layout.root, `forward-${name}.log`) });
+  return [await mk('apiserver', API_FORWARD_PORT, `${first.ip}:6443`), await mk('joinservice', JOIN_FORWARD_PORT, `${first.ip}:30090`)];
+}
+
+/** The CLI's kubeconfig with the server replaced by the host's forward. */
+async function writeHostKubeconfig(layout: ClusterLayout): Promise<void> {
+  const text = await readFile(layout.kubeconfig, 'utf8');
+  await writeFile(layout.hostKubeconfig, text.replace(/server: https:\/\/[^\s]+/g, `server: https://127.0.0.1:${API_FORWARD_PORT}`), { mode: 0o600 });
+}
+
+/** Waits until the kubelet reports the node Ready. */
+async function waitForReady(kubeconfig: string, name: string, timeoutMs: number): Promise<void> {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const node = await core.readNode({ name }).catch(() => undefined);
+    if (node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return;
+    if (Date.now() > deadline) throw new Error(`node ${name} not Ready after ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+/** Thrown by {@link upReal} when another real cluster (any checkout) holds the network. */
+export class ClusterBusyError extends Error {}
+
+/**
+ * `down` of the kubeadm backend: every process in the cluster's node cgroups (supervisors,
+ * containerd, shims, containers, kubelets, bootstrappers), the forwards and vTPMs, the namespaces
+ * (their veths and mounts go with them), the cgroups, and the cluster folder. Only what this
+ * folder's state names is touched, so a cluster of another checkout survives; `orphans: true`
+ * (the CLI's `down` without a state file) also removes what a crashed `up` left on this machine.
+ */
+export async function downReal(root: string, opts: { keep?: boolean; orphans?: boolean } = {}): Promise<number> {
+  const layout = new ClusterLayout(root);
+  const state = await readState(layout);
+  let stopped = 0;
+  const stop = async (pid: number, graceMs: number) => {
+    if (!alive(pid)) return;
+    stopped++;
+    await stopDetached(pid, graceMs);
+  };
+  for (const f of state?.forwards ?? []) for (const pid of f.pids) await stop(pid, 2000);
+  const nodeNames = new Set([...(state?.nodes ?? []).map((n) => n.name), ...(opts.orphans ? leftoverNodeCgroups() : [])]);
+  for (const name of nodeNames) stopped += await destroyNodeCgroups(name);
+  for (const n of state?.nodes ?? []) await stop(n.swtpm, 5000);
+  const ours = (ns: string) => opts.orphans || [...nodeNames].some((n) => nodeAddress(n, 0).namespace === ns);
+  const namespaces = readdirSafe('/run/netns').filter((ns) => ns.startsWith(NETWORK.nodeNamespacePrefix) && ns !== NETWORK.routerNamespace && ours(ns));
+  await new LocalNetwork().removeAll(namespaces, state !== undefined || opts.orphans === true);
+  if (!opts.keep) await rm(layout.root, { recursive: true, force: true });
+  return stopped;
+}
+
+function leftoverNodeCgroups(): string[] {
+  const roots = ['/sys/fs/cgroup/pids/asterism', '/sys/fs/cgroup/asterism'];
+  return roots.flatMap(readdirSafe).filter((n) => /^[a-z0-9-]+$/.test(n) && !n.startsWith('cgroup.'));
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+async function stage<T>(say: (l: string) => void, name: string, fn: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  say(`${name}...`);
+  const result = await fn();
+  say(`${name}: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return result;
+}
