@@ -20,4 +20,5 @@ WORKDIR /app
 COPY --from=build --chown=0:0 --chmod=0555 /src/dist/keyservice/ /app/
 USER 65532:65532
 EXPOSE 9000 9101
-ENTRYPOINT ["node", "--enable-source-maps", "/app/main.mjs"]
+# Node flags: deploy/src/node-flags.ts (kept in step by dockerfiles.spec.ts).
+ENTRYPOINT ["node", "--enable-source-maps", "--max-semi-space-size=1", "--max-old-space-size=48", "--single-threaded", "/app/main.mjs"]

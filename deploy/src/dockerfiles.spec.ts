@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import YAML from 'yaml';
 import { APPS, REPO_ROOT } from './bundle.js';
+import { APP_NODE_FLAGS } from './node-flags.js';
 
 const DOCKER = join(REPO_ROOT, 'deploy', 'docker');
 
@@ -47,7 +48,7 @@ describe('Dockerfiles', () => {
       assert.equal(runtime.filter(([k]) => k === 'RUN').length, 0, 'nothing runs in the runtime stage');
       const user = runtime.find(([k]) => k === 'USER')?.[1];
       assert.ok(user && /^[1-9]\d*(:\d+)?$/.test(user), `numeric non-root USER, got ${user}`);
-      assert.deepEqual(JSON.parse(runtime.find(([k]) => k === 'ENTRYPOINT')![1]), ['node', '--enable-source-maps', '/app/main.mjs']);
+      assert.deepEqual(JSON.parse(runtime.find(([k]) => k === 'ENTRYPOINT')![1]), ['node', '--enable-source-maps', ...APP_NODE_FLAGS[app], '/app/main.mjs']);
       const ignore = readFileSync(join(DOCKER, `${app}.Dockerfile.dockerignore`), 'utf8').split('\n');
       assert.ok(ignore.includes('node_modules') && ignore.includes('dist'), 'build context excludes node_modules and dist');
       if (app !== 'bootstrapper') {

@@ -111,7 +111,7 @@ describe('helm charts (real helm 3)', { skip }, () => {
     assert.deepEqual(find(objs, 'Role', 'join-service').rules, [
       { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create'] },
-      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['sev-snp-cert-cache'], verbs: ['update'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['sev-snp-cert-cache', 'asterism-collateral-tdx-pcs'], verbs: ['update'] },
     ]);
     assert.equal(find(objs, 'Role', 'join-service').metadata.namespace, 'kube-system');
     assert.deepEqual(find(objs, 'ClusterRole', 'join-service').rules, [

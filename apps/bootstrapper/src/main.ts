@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   await status({ phase: 'starting' });
   logger.info('bootstrapper starting', { variant: cfg.variant.name, csp: cfg.csp, backend: cfg.backend });
 
-  const tpm = new SharedTpm(cfg.tpm);
+  const tpm = new SharedTpm(cfg.tpm, (count) => logger.warn('flushed transient TPM objects left by an earlier run', { count }));
   const issuer = issuerFor(cfg, tpm);
   const lock = new NodeLock(new TpmNodeMarker(tpm.open));
   const metadata = metadataFor(cfg);

@@ -3,7 +3,16 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
-import { validatorFor } from '@asterism/attestation';
+import {
+  AzureTdxValidator,
+  CachedTdxCollateralSource,
+  CollateralCache,
+  pcsCollateralFetcher,
+  QemuTdxValidator,
+  validatorFor,
+  type AttestationConfig,
+  type Validator,
+} from '@asterism/attestation';
 import { atlsChannelCredentials } from '@asterism/atls';
 import { init } from '@asterism/proto';
 import { attestationConfig } from './config/attestation-flags.js';
@@ -18,6 +27,7 @@ import { recoverCommand } from './recover/recover-cli.js';
 import { EXIT, seconds, UsageError, withPort } from './usage.js';
 import { verifyEndpoint } from './verify/verify-endpoint.js';
 import { parseClusterId, VerifyNodeError } from './verify/running-node.js';
+import { formatTdxReport, RecordingTdxVerifier, tdBodyOf } from './verify/tdx-report.js';
 
 const USAGE = `Usage: asterism <command> [flags]
 
@@ -72,6 +82,9 @@ const VERIFY_USAGE = `Usage: asterism verify (--endpoint <host[:port]> | --node 
 an attestation document over a fresh nonce, validates it and prints every PCR, expected vs actual;
 with --cluster-id also checks that PCR 15 carries that cluster ID.
 --node: a node that is not initialised yet: its InitServer (aTLS, port 9000 if omitted).
+
+TDX nodes: MRTD and RTMR0..3 as indices 0..4, the TCB status from Intel's collateral, or the
+failing check.
 
 Flags:
   --endpoint <host[:port]>      a running node's verification service
@@ -175,6 +188,19 @@ async function initCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
+/**
+ * The validator of `asterism verify`: TDX variants get DCAP collateral live from Intel PCS (no
+ * cache to persist in a one-shot CLI) and a verifier that records the TCB status for the report.
+ */
+function validatorForCli(att: AttestationConfig, tdx: RecordingTdxVerifier): { validator: Validator; close: () => void } {
+  if (att.variant !== 'qemu-tdx' && att.variant !== 'azure-tdx') return { validator: validatorFor(att), close: () => undefined };
+  const cache = new CollateralCache({ name: 'tdx-pcs', fetch: pcsCollateralFetcher(), retry: { maxAttempts: 0 } });
+  const collateral = new CachedTdxCollateralSource(cache);
+  const validator =
+    att.variant === 'azure-tdx' ? new AzureTdxValidator({ config: att, collateral, verifier: tdx }) : new QemuTdxValidator({ measurements: att.measurements, collateral, verifier: tdx });
+  return { validator, close: () => cache.close() };
+}
+
 async function verifyCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -207,7 +233,9 @@ async function verifyCommand(argv: string[]): Promise<number> {
     return verifyEndpoint(att, { endpoint: withPort(values.endpoint, 30081), ...(clusterId ? { clusterId } : {}), timeoutMs: seconds(values.timeout, 30) * 1000, output }, out);
   }
   if (!values.node) throw new UsageError('--node is required');
-  const recorder = new RecordingValidator(validatorFor(att));
+  const tdx = new RecordingTdxVerifier();
+  const { validator, close } = validatorForCli(att, tdx);
+  const recorder = new RecordingValidator(validator);
   const target = withPort(values.node, 9000);
   const client = new init.APIClient(target, atlsChannelCredentials({ validators: [recorder] }));
   const deadline = Date.now() + seconds(values.timeout, 30) * 1000;
@@ -216,11 +244,14 @@ async function verifyCommand(argv: string[]): Promise<number> {
     await new Promise<void>((resolve) => client.waitForReady(Math.min(deadline, Date.now() + 2000), () => resolve()));
   }
   client.close();
+  close();
   if (!recorder.outcome) {
     process.stderr.write(`asterism verify: no attested connection to ${target} within the timeout\n`);
     return EXIT.unreachable;
   }
   if (recorder.pcrs) process.stdout.write(`${formatMeasurementTable(measurementRows(att.measurements, recorder.pcrs))}\n`);
+  const tdBody = recorder.document ? tdBodyOf(recorder.document) : undefined;
+  if (tdBody) process.stdout.write(`${formatTdxReport(tdBody, tdx.last)}\n`);
   if (recorder.outcome.ok) {
     process.stdout.write(`Node ${target} is attested as ${att.variant}: accepted.\n`);
     return 0;

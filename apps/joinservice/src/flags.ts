@@ -26,6 +26,8 @@ export interface JoinServiceConfig {
   /** Token-bucket rate limit per peer host. */
   ratePerSecond: number;
   rateBurst: number;
+  /** Never contact vendor collateral services (Intel PCS); serve persisted collateral only. */
+  collateralOffline: boolean;
 }
 
 export const USAGE = `Usage: joinservice [flags]
@@ -52,6 +54,7 @@ Asterism flags:
   --metadata-url <url>         qemu metadata API base URL (provider qemu)
   --rate-limit <n>             join requests per second per peer host (default 5)
   --rate-burst <n>             burst per peer host (default 20)
+  --collateral-offline         TDX: use only collateral persisted in the ConfigMap, never Intel PCS
   -h, --help                   show this help
 
 The attestation config file is re-read whenever it changes (ConfigMap updates included); in-flight
@@ -85,6 +88,7 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
         'metadata-url': { type: 'string' },
         'rate-limit': { type: 'string' },
         'rate-burst': { type: 'string' },
+        'collateral-offline': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -123,5 +127,6 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
     metadataUrl: values['metadata-url'],
     ratePerSecond: int('rate-limit', values['rate-limit'], 5, 1, 100_000),
     rateBurst: int('rate-burst', values['rate-burst'], 20, 1, 100_000),
+    collateralOffline: values['collateral-offline'] === true,
   };
 }

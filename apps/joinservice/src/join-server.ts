@@ -3,7 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@asterism/logger';
 import type { join } from '@asterism/proto';
 import type { JoinMetrics } from './metrics.js';
-import type { PeerRateLimiter } from './rate-limiter.js';
+import type { PeerRateLimiter } from '@asterism/service-runtime';
 import { JoinError, type JoinErrorCode } from './ticket/errors.js';
 import type { TicketIssuer } from './ticket/ticket-issuer.js';
 

@@ -94,6 +94,8 @@ describe('joinservice process against a real control plane and keyservice', { sk
       ['empty disk uuid', { ...joinRequest(h.dir, 'bad-1'), diskUuid: '' }],
       ['wrong CSR organization', joinRequest(h.dir, 'bad-2', { subject: '/O=system:masters/CN=system:node:bad-2' })],
       ['garbage host key', { ...joinRequest(h.dir, 'bad-3'), hostPublicKey: Buffer.from('nope') }],
+      // Used to derive keys, sign SSH and kubelet certificates, create a token, then fail UNAVAILABLE.
+      ['node name with a path', joinRequest(h.dir, 'bad-5', { subject: '/O=system:nodes/CN=system:node:..\\/..\\/etc' })],
     ];
     for (const [what, req] of bad) {
       const { err } = await call((cb) => client.issueJoinTicket(req, cb));

@@ -1,20 +1,21 @@
 #!/usr/bin/env node
 /**
- * joinservice entry point (SPEC.md §9.1): flags -> Kubernetes clients -> cert cache (SNP) ->
+ * joinservice entry point (SPEC.md §9.1): flags -> Kubernetes clients -> cert cache (SNP) / TDX collateral cache ->
  * hot-reloading validator -> API server endpoint -> keyservice client -> measurement salt ->
  * join.API over aTLS (clients must attest) + health + metrics -> SIGTERM.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { validatorFromConfigJson } from '@asterism/attestation';
+import { CachedTdxCollateralSource, CollateralCache, pcsCollateralFetcher, registerAzureTdxValidator, registerQemuTdxValidator, validatorFromConfigJson } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
-import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, type KubeClients } from '@asterism/k8s';
+import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, SharedBootstrapTokens, type KubeClients } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
 import { QemuMetadataClient, QEMU_METADATA_BASE_URL } from '@asterism/metadata';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { ConfigWatcher } from './attestation/config-watcher.js';
 import { UpdatableValidator } from './attestation/updatable-validator.js';
 import { CertCache, certCacheSignerFor } from './certcache/cert-cache.js';
+import { ConfigMapCollateralStore } from './certcache/collateral-store.js';
 import { HttpKdsChainSource } from './certcache/kds-client.js';
 import { parseFlags, USAGE, type JoinServiceConfig } from './flags.js';
 import { KeyServiceClient } from './keyservice-client.js';
@@ -57,6 +58,16 @@ async function main(): Promise<void> {
       // The SNP validators that consume the cached ASK are not part of this build; the cache is still kept current.
       await step(logger, 'creating certificate cache', () => new CertCache(new ConfigMapStore(clients.core), new HttpKdsChainSource(), logger).load(signer));
     }
+    if (cfg.variant.name === 'qemu-tdx' || cfg.variant.name === 'azure-tdx') {
+      // One TDX collateral cache for the process (it outlives config reloads): Intel PCS fetches
+      // bounded by the handshake's deadline, shared per key, backed off on failure.
+      // Verified collateral is persisted in a ConfigMap, so restarts and replicas reuse it.
+      const tdxCache = new CollateralCache({ name: 'tdx-pcs', fetch: pcsCollateralFetcher(), offline: cfg.collateralOffline, store: new ConfigMapCollateralStore(new ConfigMapStore(clients.core)), logger });
+      await step(logger, 'loading the TDX collateral cache', () => tdxCache.load());
+      const tdxCollateral = new CachedTdxCollateralSource(tdxCache);
+      registerQemuTdxValidator(tdxCollateral);
+      registerAzureTdxValidator(tdxCollateral);
+    }
     const attestationConfigPath = join(cfg.configDir, 'attestationConfig');
     const validator = await step(logger, `loading attestation config ${attestationConfigPath}`, () =>
       UpdatableValidator.create(attestationConfigPath, (json) => validatorFromConfigJson(json, cfg.variant, logger), logger),
@@ -70,7 +81,7 @@ async function main(): Promise<void> {
     const service = await startJoinService({
       issuer: {
         keys,
-        tokens: new KubeadmJoinTokens(new BootstrapTokenIssuer(clients.core), join(cfg.kubernetesDir, 'admin.conf'), endpoint),
+        tokens: new KubeadmJoinTokens(new SharedBootstrapTokens(new BootstrapTokenIssuer(clients.core)), join(cfg.kubernetesDir, 'admin.conf'), endpoint),
         components: new ClusterComponents(new NodeVersionReader(clients.custom), new ConfigMapStore(clients.core)),
         kubeletCa,
         controlPlaneFiles: new ControlPlaneFilesReader(cfg.kubernetesDir),
@@ -82,7 +93,10 @@ async function main(): Promise<void> {
         measurementSalt,
       },
       validator,
-      transport: (v) => ({ credentials: atlsServerCredentials({ clientValidators: [v], logger }) }),
+      transport: (v) => {
+        const credentials = atlsServerCredentials({ clientValidators: [v], logger });
+        return { credentials, refusals: () => credentials.refusals };
+      },
       logger,
       host: cfg.host,
       port: cfg.port,

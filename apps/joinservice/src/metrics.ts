@@ -5,8 +5,10 @@ export class JoinMetrics {
   readonly issued: Counter<'kind' | 'variant'>;
   readonly refused: Counter<'kind' | 'reason' | 'variant'>;
   readonly duration: Histogram<'kind' | 'outcome'>;
+  readonly #registry: Registry;
 
   constructor(registry: Registry) {
+    this.#registry = registry;
     this.issued = new Counter({
       name: 'joinservice_tickets_issued_total',
       help: 'Join and rejoin tickets issued, by kind and attestation variant.',
@@ -25,6 +27,27 @@ export class JoinMetrics {
       labelNames: ['kind', 'outcome'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
+    });
+  }
+
+  /**
+   * Exposes the transport's pre-attestation refusals (per-address limits, rate, reserve, bad SNI,
+   * unverified timeouts) as `joinservice_connections_refused_total{reason}`, read at scrape time.
+   */
+  observeConnectionRefusals(source: () => Readonly<Record<string, number>>): void {
+    const seen = new Map<string, number>();
+    new Counter({
+      name: 'joinservice_connections_refused_total',
+      help: 'Connections refused or closed before attestation, by reason (docs/adr/0007).',
+      labelNames: ['reason'],
+      registers: [this.#registry],
+      collect() {
+        for (const [reason, total] of Object.entries(source())) {
+          const delta = total - (seen.get(reason) ?? 0);
+          if (delta > 0) this.inc({ reason }, delta);
+          seen.set(reason, total);
+        }
+      },
     });
   }
 }

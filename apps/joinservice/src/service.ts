@@ -2,10 +2,9 @@ import * as grpc from '@grpc/grpc-js';
 import type { Validator } from '@asterism/attestation';
 import type { Logger } from '@asterism/logger';
 import { join } from '@asterism/proto';
-import { GrpcServer, ServiceMetrics, type MetricsEndpoint } from '@asterism/service-runtime';
+import { GrpcServer, PeerRateLimiter, ServiceMetrics, type MetricsEndpoint } from '@asterism/service-runtime';
 import { JoinServer } from './join-server.js';
 import { JoinMetrics } from './metrics.js';
-import { PeerRateLimiter } from './rate-limiter.js';
 import { TicketIssuer, type TicketIssuerDeps } from './ticket/ticket-issuer.js';
 import { MeteredValidator } from './attestation/metered-validator.js';
 
@@ -13,6 +12,8 @@ import { MeteredValidator } from './attestation/metered-validator.js';
 export interface ServerTransport {
   credentials: grpc.ServerCredentials;
   interceptors?: grpc.ServerInterceptor[];
+  /** Connections the transport refused before attestation, by reason (aTLS admission limits). */
+  refusals?: () => Readonly<Record<string, number>>;
 }
 
 /** Builds the transport around the (metered, hot-reloading) validator of joining nodes. */
@@ -55,6 +56,7 @@ export async function startJoinService(o: JoinServiceOptions): Promise<RunningJo
     maxReceiveMessageLength: MAX_JOIN_REQUEST_BYTES,
     ...(transport.interceptors ? { interceptors: transport.interceptors } : {}),
   });
+  if (transport.refusals) joinMetrics.observeConnectionRefusals(transport.refusals);
   const issuer = new TicketIssuer({ ...o.issuer, logger: o.logger });
   const server = new JoinServer(issuer, o.logger, joinMetrics, new PeerRateLimiter(o.ratePerSecond, o.rateBurst), () => o.validator.variant.name);
   grpcServer.server.addService(join.APIService, server.handlers() as unknown as grpc.UntypedServiceImplementation);

@@ -11,6 +11,7 @@ describe('parseFlags', () => {
       saltPath: '/var/config/salt',
       metricsPort: 9101,
       verbosity: 0,
+      workers: 1,
     });
   });
 
@@ -23,6 +24,8 @@ describe('parseFlags', () => {
     assert.equal(c?.metricsPort, -1);
   });
 
+  it('parses --workers', () => assert.equal(parseFlags(['--workers=2'])?.workers, 2));
+
   it('returns null for --help', () => assert.equal(parseFlags(['--help']), null));
 
   const bad: Array<[string, string[]]> = [
@@ -30,6 +33,8 @@ describe('parseFlags', () => {
     ['non-numeric port', ['--port=abc']],
     ['port out of range', ['--port=70000']],
     ['positional argument', ['extra']],
+    ['zero workers', ['--workers=0']],
+    ['too many workers', ['--workers=65']],
   ];
   for (const [name, argv] of bad) it(`rejects ${name}`, () => assert.throws(() => parseFlags(argv), FlagError));
 });

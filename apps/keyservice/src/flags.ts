@@ -9,6 +9,8 @@ export interface KeyServiceConfig {
   saltPath: string;
   metricsPort: number;
   verbosity: number;
+  /** gRPC serving processes; above 1 the service runs on node:cluster (src/cluster.ts). */
+  workers: number;
 }
 
 export const USAGE = `Usage: keyservice [flags]
@@ -23,6 +25,7 @@ Flags:
                         (default /var/config/mastersecret)
   --salt <p>            file with the raw salt, at least 32 bytes (default /var/config/salt)
   --metrics-port <n>    Prometheus /metrics port, 0 = any free port, -1 = off (default 9101)
+  --workers <n>         serving processes sharing the port (node:cluster), 1-64 (default 1)
   -v <n>                log verbosity: <=-1 debug, 0 info, 1 warn, >=2 error (default 0)
   -h, --help            show this help
 
@@ -45,6 +48,7 @@ export function parseFlags(argv: string[]): KeyServiceConfig | null {
         salt: { type: 'string' },
         'metrics-port': { type: 'string' },
         v: { type: 'string' },
+        workers: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -59,5 +63,6 @@ export function parseFlags(argv: string[]): KeyServiceConfig | null {
     saltPath: values.salt ?? '/var/config/salt',
     metricsPort: int('metrics-port', values['metrics-port'], 9101, -1, 65535),
     verbosity: int('v', values.v, 0, -10, 10),
+    workers: int('workers', values.workers, 1, 1, 64),
   };
 }

@@ -3,7 +3,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -107,17 +107,62 @@ describe('keyservice process (worked example of SPEC.md §2.2)', () => {
     assert.match(text, /keyservice_grpc_server_handling_seconds_bucket/);
   });
 
-  it('logs one line per call with method, peer, status and duration', () => {
+  it('logs failed calls with method, peer, status and duration, successful ones only at debug', () => {
     const rpcLines = proc.jsonLogs().filter((l) => l.msg === 'rpc finished' && l.method === '/kms.API/GetDataKey');
-    assert.ok(rpcLines.length >= 5);
+    assert.ok(rpcLines.length >= 4, 'the four invalid requests above are logged');
     for (const l of rpcLines) {
       assert.equal(l.component, 'keyservice');
       assert.match(String(l.peer), /127\.0\.0\.1/);
       assert.equal(typeof l.durationMs, 'number');
-      assert.ok(['Ok', 'InvalidArgument', 'ResourceExhausted'].includes(String(l.status)));
+      assert.equal(l.level, 'warn');
+      assert.ok(['InvalidArgument', 'ResourceExhausted'].includes(String(l.status)));
     }
   });
 });
+
+describe('keyservice process: --workers 2 (node:cluster)', () => {
+  it('serves the predicted key from every worker, aggregates metrics and stops all workers on SIGTERM', async () => {
+    const { proc, port, metricsPort } = await startKeyservice(Buffer.alloc(32, 0x00), Buffer.alloc(32, 0x01), ['--workers=2']);
+    const serving = proc.jsonLogs().find((l) => l.msg === 'keyservice serving');
+    assert.equal(serving?.workers, 2);
+    const workerPids = childPids(proc.child.pid!);
+    assert.equal(workerPids.length, 2, 'two worker processes');
+    const calls = 12;
+    try {
+      // A new connection per client: the primary hands connections to the workers round-robin.
+      for (let i = 0; i < calls; i++) {
+        const client = new kms.APIClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+        const { err, key } = await getDataKey(client, { dataKeyId: '00000000-0000-0000-0000-000000000000', length: 32 });
+        client.close();
+        assert.equal(err, null);
+        assert.equal(key?.toString('hex'), 'cafa93353ca216e2a84aa958f9126808bcfff0f6c32187710fb583caa1c70b64');
+      }
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const ok = /keyservice_grpc_server_handled_total\{method="\/kms\.API\/GetDataKey",code="Ok"\} (\d+)/.exec(text);
+      assert.equal(Number(ok?.[1]), calls, 'the primary sums both workers\' counters');
+    } finally {
+      const exit = await proc.stop('SIGTERM');
+      assert.equal(exit.code, 0, 'graceful shutdown exits 0');
+    }
+    for (const pid of workerPids) assert.equal(alive(pid), false, `worker ${pid} is gone`);
+  });
+});
+
+/** Direct children of pid (Linux /proc). */
+function childPids(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((t) =>
+    readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+  );
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 describe('keyservice process: secrets never reach the logs', () => {
   it('with debug logging, serving many requests, no master secret, salt or returned key appears', async () => {
@@ -141,7 +186,7 @@ describe('keyservice process: secrets never reach the logs', () => {
       assert.equal(exit.code, 0, 'graceful shutdown exits 0');
     }
     const output = proc.allOutput();
-    assert.ok(proc.jsonLogs().some((l) => l.level === 'debug'), 'debug logging was active');
+    assert.ok(proc.jsonLogs().some((l) => l.level === 'debug' && l.msg === 'rpc finished' && l.status === 'Ok'), 'successful calls are logged at debug');
     assert.ok(proc.jsonLogs().some((l) => l.msg === 'shutdown complete'));
     const secrets = [
       { name: 'master secret', value: key },

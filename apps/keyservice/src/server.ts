@@ -3,6 +3,7 @@ import { dataKeyInfo, HKDF_MAX_LENGTH } from '@asterism/crypto';
 import type { Logger } from '@asterism/logger';
 import type { kms } from '@asterism/proto';
 import { RpcError, toServiceError } from '@asterism/service-runtime';
+import { invalidUtf8Field } from './utf8-guard.js';
 
 /** What the server needs to derive keys (ClusterKms implements it). */
 export interface DataKeyDeriver {
@@ -17,6 +18,8 @@ export function validateRequest(req: kms.GetDataKeyRequest): void {
   // Same order and texts as the reference for the first two checks.
   if (req.length === 0) throw new RpcError(grpc.status.INVALID_ARGUMENT, "can't derive key with length zero");
   if (req.dataKeyId === '') throw new RpcError(grpc.status.INVALID_ARGUMENT, 'no data key ID specified');
+  // Protobuf strings are UTF-8; the decoder would map every bad byte to U+FFFD (one key for many ids).
+  if (invalidUtf8Field(req) !== undefined) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'data key ID is not valid UTF-8');
   if (req.length > HKDF_MAX_LENGTH) {
     throw new RpcError(grpc.status.INVALID_ARGUMENT, `key length ${req.length} exceeds the maximum of ${HKDF_MAX_LENGTH} bytes`);
   }
@@ -40,7 +43,8 @@ export class KeyServiceServer {
         try {
           validateRequest(call.request);
           const dataKey = this.deriver.getDek(dataKeyInfo(call.request.dataKeyId), call.request.length);
-          this.logger.debug('derived data key', { dataKeyId: call.request.dataKeyId, length: call.request.length });
+          // Guarded: building a log entry costs more than the derivation, even when it is dropped.
+          if (this.logger.isDebugEnabled()) this.logger.debug('derived data key', { dataKeyId: call.request.dataKeyId, length: call.request.length });
           callback(null, { dataKey });
         } catch (err) {
           if (!(err instanceof RpcError)) this.logger.error('deriving data key failed', { err, dataKeyId: call.request.dataKeyId });

@@ -6,6 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { APP_NODE_FLAGS } from '../node-flags.js';
 import type { RootfsStage } from './rootfs.js';
 
 /** Version of the Kubernetes images: the pinned module's. */
@@ -81,7 +82,7 @@ function serviceImage(app: 'joinservice' | 'keyservice', ports: number[]): Image
       rootfs.addFile(join(bundle, 'proto', 'health', 'v1', 'health.proto'), '/app/proto/health/v1/health.proto');
       rootfs.addDir('/tmp', 0o1777);
     },
-    config: { entrypoint: ['/usr/bin/node', '--enable-source-maps', '/app/main.mjs'], env: [PATH_ENV, 'NODE_ENV=production'], user: '65532:65532', workdir: '/app', ports },
+    config: { entrypoint: ['/usr/bin/node', '--enable-source-maps', ...APP_NODE_FLAGS[app], '/app/main.mjs'], env: [PATH_ENV, 'NODE_ENV=production'], user: '65532:65532', workdir: '/app', ports },
   };
 }
 

@@ -5,8 +5,9 @@ import type { SecureConnector, SecureConnectResult } from '@grpc/grpc-js/build/s
 import type { Issuer, Validator } from '@asterism/attestation';
 import { generateNonce } from '@asterism/crypto';
 import { AtlsError, toAtlsError } from './errors.js';
-import { ATLS_EVIDENCE_METADATA_KEY, issueExporterEvidence } from './evidence.js';
-import { verifyAtlsCertificate } from './verify.js';
+import { ATLS_EVIDENCE_METADATA_KEY, evidenceChunks, issueExporterEvidence } from './evidence.js';
+import { ConnectionGuard } from './connection-guard.js';
+import { VALIDATION_TIMEOUT_MS, verifyAtlsCertificate } from './verify.js';
 
 /** Options of {@link atlsChannelCredentials}. */
 export interface AtlsChannelOptions {
@@ -18,6 +19,8 @@ export interface AtlsChannelOptions {
   validationTimeoutMs?: number;
   /** TLS handshake deadline per connection. Default 20 s. */
   handshakeTimeoutMs?: number;
+  /** Deadline for issuing the client's evidence (a TPM quote). Default 30 s. */
+  issuanceTimeoutMs?: number;
   /** Told about every failed connection attempt (the dialer uses it to report the last reason). */
   onConnectionError?: (err: AtlsError) => void;
 }
@@ -27,7 +30,10 @@ export interface AtlsChannelOptions {
  * included): fresh 32-byte nonce as base64 SNI, ALPN h2 only (a Go server would otherwise pick
  * http/1.1), then the server certificate is verified asynchronously before grpc-js starts HTTP/2,
  * so no RPC is ever sent to an unverified server. `checkServerIdentity` is not used: Node never
- * calls it for self-signed certificates.
+ * calls it for self-signed certificates. Every failure before the hand-over to grpc-js (reset,
+ * close, TLS alert, timeout, verification or issuance error) rejects the connection with a typed
+ * AtlsError (`retryable` says whether a new attempt may help); none can reach the process as an
+ * unhandled 'error' event (see ConnectionGuard).
  */
 export class AtlsChannelCredentials extends grpc.ChannelCredentials {
   readonly #opts: AtlsChannelOptions;
@@ -77,7 +83,7 @@ class AtlsConnector implements SecureConnector {
       ? callCredentials.compose(
           grpc.credentials.createFromMetadataGenerator((_params, cb) => {
             const md = new grpc.Metadata();
-            if (this.#evidence) md.set(ATLS_EVIDENCE_METADATA_KEY, this.#evidence);
+            if (this.#evidence) for (const chunk of evidenceChunks(this.#evidence)) md.add(ATLS_EVIDENCE_METADATA_KEY, chunk);
             cb(null, md);
           }),
         )
@@ -85,21 +91,23 @@ class AtlsConnector implements SecureConnector {
   }
 
   async connect(socket: Socket): Promise<SecureConnectResult> {
-    const nonce = generateNonce();
-    const tlsSocket = await this.#handshake(socket, nonce).catch((err: unknown) => {
-      throw this.#report(toAtlsError(err, 'HANDSHAKE_FAILED', 'aTLS handshake'));
-    });
+    const guard = new ConnectionGuard(socket);
+    let tlsSocket: tls.TLSSocket | undefined;
     try {
-      if (tlsSocket.alpnProtocol !== 'h2') throw new AtlsError('ALPN_MISMATCH', `server negotiated ALPN ${JSON.stringify(tlsSocket.alpnProtocol)}, want "h2"`);
-      // Read once: on Node 20 client sockets a second read of the peer certificate returns nothing.
-      const der = tlsSocket.getPeerCertificate()?.raw;
-      await verifyAtlsCertificate(der, this.opts.validators ?? [], nonce, { timeoutMs: this.opts.validationTimeoutMs });
-      this.#evidence = this.opts.issuer ? await issueExporterEvidence(this.opts.issuer, tlsSocket) : undefined;
+      const nonce = generateNonce();
+      tlsSocket = await this.#handshake(socket, nonce, guard);
+      await this.#verifyServer(tlsSocket, nonce, guard);
+      this.#evidence = await this.#issueEvidence(tlsSocket, guard);
+      guard.release();
+      return { socket: tlsSocket, secure: true };
     } catch (err) {
-      tlsSocket.destroy();
-      throw this.#report(toAtlsError(err, 'ATTESTATION_INVALID', 'verifying aTLS server'));
+      // A loss explains whatever the phase then failed with (e.g. no exporter on a dead socket).
+      const e = guard.lost ?? toAtlsError(err, 'HANDSHAKE_FAILED', 'aTLS connection');
+      guard.release();
+      tlsSocket?.destroy();
+      socket.destroy();
+      throw this.#report(e);
     }
-    return { socket: tlsSocket, secure: true };
   }
 
   waitForReady(): Promise<void> {
@@ -114,27 +122,40 @@ class AtlsConnector implements SecureConnector {
     this.#evidence = undefined;
   }
 
-  #handshake(socket: Socket, nonce: Buffer): Promise<tls.TLSSocket> {
+  #handshake(socket: Socket, nonce: Buffer, guard: ConnectionGuard): Promise<tls.TLSSocket> {
     const timeoutMs = this.opts.handshakeTimeoutMs ?? 20_000;
-    return new Promise((resolve, reject) => {
-      const t = tls.connect(
-        { socket, servername: nonce.toString('base64'), ALPNProtocols: ['h2'], rejectUnauthorized: false, secureContext: this.context },
-        () => {
-          clearTimeout(timer);
-          t.off('error', onError);
-          resolve(t);
-        },
-      );
-      const onError = (err: Error) => {
-        clearTimeout(timer);
-        reject(err);
-      };
-      const timer = setTimeout(() => {
-        t.destroy();
-        reject(new AtlsError('HANDSHAKE_FAILED', `TLS handshake did not finish within ${timeoutMs} ms`));
-      }, timeoutMs);
-      t.once('error', onError);
+    const timeout = () => new AtlsError('HANDSHAKE_TIMEOUT', `TLS handshake did not finish within ${timeoutMs} ms`, { details: { phase: 'handshake', timeoutMs } });
+    return guard.phase('handshake', timeoutMs, timeout, (signal) => {
+      const t = tls.connect({ socket, servername: nonce.toString('base64'), ALPNProtocols: ['h2'], rejectUnauthorized: false, secureContext: this.context });
+      guard.watch(t);
+      signal.addEventListener('abort', () => t.destroy(), { once: true });
+      return new Promise<tls.TLSSocket>((resolve) => t.once('secureConnect', () => resolve(t)));
     });
+  }
+
+  // Server attestation, before any byte of HTTP/2: the certificate must carry a document over our nonce.
+  async #verifyServer(tlsSocket: tls.TLSSocket, nonce: Buffer, guard: ConnectionGuard): Promise<void> {
+    if (tlsSocket.alpnProtocol !== 'h2') throw new AtlsError('ALPN_MISMATCH', `server negotiated ALPN ${JSON.stringify(tlsSocket.alpnProtocol)}, want "h2"`);
+    // Read once: on Node 20 client sockets a second read of the peer certificate returns nothing.
+    const der = tlsSocket.getPeerCertificate()?.raw;
+    const timeoutMs = this.opts.validationTimeoutMs ?? VALIDATION_TIMEOUT_MS;
+    // verifyAtlsCertificate enforces timeoutMs itself; the guard's own deadline is only a backstop.
+    const backstop = () => new AtlsError('VALIDATION_TIMEOUT', `verifying the server took longer than ${timeoutMs} ms`, { details: { phase: 'server-verification' } });
+    await guard.phase('server-verification', timeoutMs + 1000, backstop, (signal) =>
+      verifyAtlsCertificate(der, this.opts.validators ?? [], nonce, { timeoutMs, signal }).catch((err: unknown) => {
+        throw toAtlsError(err, 'ATTESTATION_INVALID', 'verifying aTLS server');
+      }),
+    );
+  }
+
+  // Client attestation (Node style): evidence over this connection's exporter. The issuer gets the
+  // phase's signal, so a dropped connection stops it; a vTPM issuer flushes its key either way.
+  async #issueEvidence(tlsSocket: tls.TLSSocket, guard: ConnectionGuard): Promise<Buffer | undefined> {
+    const issuer = this.opts.issuer;
+    if (!issuer) return undefined;
+    const timeoutMs = this.opts.issuanceTimeoutMs ?? 30_000;
+    const timeout = () => new AtlsError('ISSUER_TIMEOUT', `issuing client evidence took longer than ${timeoutMs} ms`, { details: { phase: 'client-evidence', timeoutMs } });
+    return guard.phase('client-evidence', timeoutMs, timeout, (signal) => issueExporterEvidence(issuer, tlsSocket, signal));
   }
 
   #report(err: AtlsError): AtlsError {

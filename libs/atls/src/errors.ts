@@ -25,10 +25,44 @@ export type AtlsErrorCode =
   | 'EKM_REQUIRES_TLS13'
   | 'PEER_UNKNOWN'
   | 'CONNECTION_LIMIT'
+  | 'CONNECTION_LOST'
+  | 'TLS_ALERT'
+  | 'HANDSHAKE_TIMEOUT'
+  | 'ISSUER_TIMEOUT'
+  | 'EVIDENCE_TOO_LARGE'
   | 'DIAL_FAILED';
+
+/**
+ * Codes that say something about the peer or its attestation (a verdict), so repeating the same
+ * attempt against the same peer gives the same answer. Every other code is a fault of the moment
+ * (connection lost, timeout, refused for load, TPM busy) that a retry may cure.
+ */
+const FINAL_CODES: ReadonlySet<AtlsErrorCode> = new Set<AtlsErrorCode>([
+  'NO_CERTIFICATE',
+  'CERT_MALFORMED',
+  'CERT_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_SIGNATURE_INVALID',
+  'CERT_UNHANDLED_CRITICAL_EXTENSION',
+  'CERT_EKU_INCOMPATIBLE',
+  'NO_COMPATIBLE_DOCUMENT',
+  'ATTESTATION_INVALID',
+  'USER_DATA_MISMATCH',
+  'SNI_INVALID',
+  'ALPN_MISMATCH',
+  'NO_CLIENT_EVIDENCE',
+  'EKM_REQUIRES_TLS13',
+  'TLS_ALERT',
+  'EVIDENCE_TOO_LARGE',
+]);
 
 /** An aTLS handshake or verification failure with a stable reason code. */
 export class AtlsError extends AsterismError<AtlsErrorCode> {
+  /** Whether trying again (new connection, fresh nonce) may succeed; false for verdicts about the peer. */
+  get retryable(): boolean {
+    return !FINAL_CODES.has(this.code);
+  }
+
   /** `[CODE] message`: the form that reaches gRPC status details, so peers see the reason code. */
   get reason(): string {
     return `[${this.code}] ${this.message}`;

@@ -14,6 +14,37 @@ export const ATLS_EVIDENCE_METADATA_KEY = 'x-atls-attestation-bin';
 export const ATLS_EXPORTER_LABEL = 'EXPORTER-asterism-atls-client-attestation';
 /** Length of the exported keying material (the document's nonce and user data). */
 export const ATLS_EXPORTER_LENGTH = 32;
+/**
+ * Largest client evidence (DER bytes) a Node client sends and an aTLS server accepts. A vTPM
+ * document from swtpm without an event log is ~3 KiB; the firmware event log comes on top and can
+ * reach tens of KiB (Secure Boot databases, many boot entries). It travels base64-encoded in
+ * headers, so the servers' HTTP/2 header list limit is raised to {@link ATLS_MAX_HEADER_LIST_BYTES}
+ * to let it through and refuse larger evidence with a reason instead of a bare REFUSED_STREAM.
+ * 128 KiB is what Node's HTTP/2 carried reliably in our tests (160 KiB already reset the stream).
+ */
+export const ATLS_MAX_EVIDENCE_BYTES = 128 * 1024;
+/** HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE of aTLS servers: base64 evidence plus headroom. */
+export const ATLS_MAX_HEADER_LIST_BYTES = 256 * 1024;
+/**
+ * Evidence is sent as consecutive values of the metadata key, each at most this many bytes:
+ * nghttp2 refuses a single header field over 64 KiB (COMPRESSION_ERROR), whatever the list limit.
+ * Evidence up to this size is one value, exactly as before (docs/adr/0004).
+ */
+export const ATLS_EVIDENCE_CHUNK_BYTES = 32 * 1024;
+
+/** Splits evidence into metadata values of at most {@link ATLS_EVIDENCE_CHUNK_BYTES}. */
+export function evidenceChunks(evidence: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  for (let at = 0; at < evidence.length; at += ATLS_EVIDENCE_CHUNK_BYTES) out.push(evidence.subarray(at, at + ATLS_EVIDENCE_CHUNK_BYTES));
+  return out;
+}
+
+/** Joins the metadata values back into the evidence; undefined when there is none or a value is not binary. */
+export function joinEvidenceChunks(values: readonly (string | Buffer)[]): Buffer | undefined {
+  if (values.length === 0 || !values.every((v) => Buffer.isBuffer(v))) return undefined;
+  checkEvidenceSize(values.reduce((n, v) => n + v.length, 0));
+  return Buffer.concat(values as Buffer[]);
+}
 
 /**
  * The TLS 1.3 exporter value of a connection. It depends on both handshake randoms and the ECDHE
@@ -39,7 +70,18 @@ export async function issueExporterEvidence(issuer: Issuer, socket: TLSSocket, s
   } catch (err) {
     throw toAtlsError(err, 'ISSUER_FAILED', 'issuing client attestation document');
   }
-  return Buffer.from(AsnConvert.serialize(new Extension({ extnID: issuer.variant.oid, critical: false, extnValue: new OctetString(doc) })));
+  const evidence = Buffer.from(AsnConvert.serialize(new Extension({ extnID: issuer.variant.oid, critical: false, extnValue: new OctetString(doc) })));
+  checkEvidenceSize(evidence.length);
+  return evidence;
+}
+
+/** Refuses evidence over {@link ATLS_MAX_EVIDENCE_BYTES} with a reason both sides can read. */
+export function checkEvidenceSize(length: number): void {
+  if (length > ATLS_MAX_EVIDENCE_BYTES) {
+    throw new AtlsError('EVIDENCE_TOO_LARGE', `client evidence is ${length} bytes, the limit is ${ATLS_MAX_EVIDENCE_BYTES}`, {
+      details: { length, limit: ATLS_MAX_EVIDENCE_BYTES },
+    });
+  }
 }
 
 /** Server side of the exporter binding: decode, pick the validator by OID, validate over E, compare user data. */
@@ -49,6 +91,7 @@ export async function verifyExporterEvidence(
   validators: readonly Validator[],
   options: { timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<AtlsPeerVerdict> {
+  checkEvidenceSize(evidence.length);
   const ekm = exportedKeyingMaterial(socket);
   let ext: Extension;
   try {

@@ -3,9 +3,10 @@ import * as tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Issuer, type Validator, type Variant } from '@asterism/attestation';
 import { generateNonce } from '@asterism/crypto';
+import { AddressAdmission, DEFAULT_ADMISSION_LIMITS, peerAddress, type AdmissionLimits } from './address-admission.js';
 import { createAtlsCertificate, createNonceCaCertificate, generateAtlsKey } from './certificate.js';
 import { AtlsError, atlsStatus, toAtlsError } from './errors.js';
-import { ATLS_EVIDENCE_METADATA_KEY, verifyExporterEvidence } from './evidence.js';
+import { ATLS_EVIDENCE_METADATA_KEY, ATLS_MAX_HEADER_LIST_BYTES, joinEvidenceChunks, verifyExporterEvidence } from './evidence.js';
 import { verifyAtlsCertificate } from './verify.js';
 
 /** Options of {@link atlsServerCredentials}. */
@@ -23,9 +24,14 @@ export interface AtlsServerOptions {
   maxConnections?: number;
   /** Concurrent certificate issuances (attestation can be slow); further handshakes are refused. Default 64. */
   maxPendingHandshakes?: number;
-  /** TLS handshake deadline. Default 10 s. */
+  /** Per-address and reserve limits checked before any certificate is built (see AddressAdmission). */
+  admission?: Partial<AdmissionLimits>;
+  /** TLS handshake deadline. Default 5 s (an unauthenticated peer gets little time). */
   handshakeTimeoutMs?: number;
-  /** Client-attested mode: a connection not verified within this time is closed. Default 60 s. */
+  /**
+   * Client-attested mode: a connection not verified within this time is closed (a verification
+   * already running gets its own validation timeout). Default 15 s.
+   */
   unverifiedConnectionTimeoutMs?: number;
   /** Receives rejected peers and refused handshakes (never secrets). */
   logger?: AttestationLogger;
@@ -44,7 +50,16 @@ interface Connection {
   certVerdict?: Promise<AtlsPeerInfo>;
   exporterVerdict?: Promise<AtlsPeerInfo>;
   verified?: AtlsPeerInfo;
+  /** A verification is running (the unverified timer leaves the connection to its timeout). */
+  verifying?: boolean;
   unverifiedTimer?: NodeJS.Timeout;
+}
+
+/** Marks `conn` as verifying until `verdict` settles. */
+function tracked<T>(conn: Connection, verdict: Promise<T>): Promise<T> {
+  conn.verifying = true;
+  void verdict.finally(() => (conn.verifying = false)).catch(() => undefined);
+  return verdict;
 }
 
 /**
@@ -60,7 +75,8 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
   readonly #logger: AttestationLogger;
   /** Keyed like `call.getPeer()`: remoteAddress:remotePort. */
   readonly #connections = new Map<string, Connection>();
-  #pending = 0;
+  readonly #admission: AddressAdmission;
+  #refusedLogged = 0;
 
   constructor(options: AtlsServerOptions = {}) {
     const validators = options.clientValidators ?? [];
@@ -79,7 +95,10 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
         // Self-signed client certificates never chain; attestation decides instead.
         rejectUnauthorized: false,
         minVersion: 'TLSv1.2',
-        handshakeTimeout: options.handshakeTimeoutMs ?? 10_000,
+        handshakeTimeout: options.handshakeTimeoutMs ?? 5_000,
+        // grpc-js passes these to http2.createSecureServer: room for base64 client evidence in a
+        // header (Node's default of 64 KiB refused ~46 KiB of evidence with a bare REFUSED_STREAM).
+        settings: { maxHeaderListSize: ATLS_MAX_HEADER_LIST_BYTES },
       } as never,
       // Default context without a certificate: clients that send no SNI fail the handshake.
       {},
@@ -88,6 +107,16 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
     this.#opts = options;
     this.#validators = validators;
     this.#logger = options.logger ?? NOP_ATTESTATION_LOGGER;
+    this.#admission = new AddressAdmission({
+      ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections, reservedConnections: Math.min(DEFAULT_ADMISSION_LIMITS.reservedConnections, Math.floor(options.maxConnections / 4)) } : {}),
+      ...(options.maxPendingHandshakes !== undefined ? { maxPendingHandshakes: options.maxPendingHandshakes } : {}),
+      ...options.admission,
+    });
+  }
+
+  /** Connections refused before attestation (and unverified ones closed), by reason: for metrics. */
+  get refusals(): Readonly<Record<string, number>> {
+    return this.#admission.refusals;
   }
 
   /** Number of tracked connections (for tests and metrics). */
@@ -111,24 +140,27 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
 
   async #onSni(socket: TLSSocket, servername: string): Promise<tls.SecureContext> {
     const peer = `${socket.remoteAddress}:${socket.remotePort}`;
-    const maxConnections = this.#opts.maxConnections ?? 1024;
-    const maxPending = this.#opts.maxPendingHandshakes ?? 64;
-    if (this.#connections.size >= maxConnections || this.#pending >= maxPending) {
-      throw this.#refuse(new AtlsError('CONNECTION_LIMIT', `refusing ${peer}: ${this.#connections.size} connections, ${this.#pending} handshakes pending`));
-    }
-    if (this.#connections.has(peer)) throw this.#refuse(new AtlsError('HANDSHAKE_FAILED', `refusing ${peer}: peer address already tracked`));
+    const address = peerAddress(socket.remoteAddress);
     const nonce = Buffer.from(servername, 'base64');
     if (nonce.length === 0 || nonce.toString('base64') !== servername) {
+      this.#admission.count('SNI_INVALID');
       throw this.#refuse(new AtlsError('SNI_INVALID', `server name ${JSON.stringify(servername.slice(0, 64))} is not a base64 nonce`));
     }
+    if (this.#connections.has(peer)) {
+      this.#admission.count('DUPLICATE_PEER');
+      throw this.#refuse(new AtlsError('HANDSHAKE_FAILED', `refusing ${peer}: peer address already tracked`));
+    }
+    // Limits first: a refused peer costs no key, no certificate, no attestation.
+    const refused = this.#admission.admit(address);
+    if (refused) throw this.#refuse(new AtlsError('CONNECTION_LIMIT', `refusing ${peer}: ${refused}`, { details: { reason: refused } }));
     const conn: Connection = { socket, serverNonce: this.#validators.length > 0 ? generateNonce() : undefined };
     this.#connections.set(peer, conn);
     socket.once('close', () => {
       clearTimeout(conn.unverifiedTimer);
+      this.#admission.closed(address);
       if (this.#connections.get(peer) === conn) this.#connections.delete(peer);
     });
     if (conn.serverNonce) socket.once('secure', () => this.#onSecure(peer, conn));
-    this.#pending++;
     try {
       const key = generateAtlsKey();
       const cert = await createAtlsCertificate({ nonce, issuer: this.#opts.issuer, key });
@@ -140,16 +172,18 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
     } catch (err) {
       throw this.#refuse(toAtlsError(err, 'HANDSHAKE_FAILED', `building aTLS certificate for ${peer}`));
     } finally {
-      this.#pending--;
+      this.#admission.issued(address);
     }
   }
 
   // Client-attested mode, handshake done: verify a presented certificate right away (as the
   // reference does inside the handshake) and bound the time until the peer proves itself.
   #onSecure(peer: string, conn: Connection): void {
-    const timeout = this.#opts.unverifiedConnectionTimeoutMs ?? 60_000;
+    const timeout = this.#opts.unverifiedConnectionTimeoutMs ?? 15_000;
     conn.unverifiedTimer = setTimeout(() => {
-      if (!conn.verified) {
+      // A verification under way is bounded by its own validation timeout.
+      if (!conn.verified && !conn.verifying) {
+        this.#admission.count('UNVERIFIED_TIMEOUT');
         this.#logger.warn('closing unverified aTLS connection', { peer, timeoutMs: timeout });
         conn.socket.destroy();
       }
@@ -157,8 +191,9 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
     conn.unverifiedTimer.unref();
     const der = conn.socket.getPeerCertificate()?.raw;
     if (der && der.length > 0) {
-      conn.certVerdict = verifyAtlsCertificate(der, this.#validators, conn.serverNonce!, { timeoutMs: this.#opts.validationTimeoutMs }).then(
-        (v) => ({ via: 'certificate' as const, variant: v.variant }),
+      conn.certVerdict = tracked(
+        conn,
+        verifyAtlsCertificate(der, this.#validators, conn.serverNonce!, { timeoutMs: this.#opts.validationTimeoutMs }).then((v) => ({ via: 'certificate' as const, variant: v.variant })),
       );
       conn.certVerdict.catch(() => undefined);
     }
@@ -170,12 +205,13 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
     if (conn.verified) return conn.verified;
     let verdict = conn.certVerdict ?? conn.exporterVerdict;
     if (!verdict) {
-      const evidence = metadata.get(ATLS_EVIDENCE_METADATA_KEY)[0];
-      if (!Buffer.isBuffer(evidence)) {
+      const evidence = joinEvidenceChunks(metadata.get(ATLS_EVIDENCE_METADATA_KEY));
+      if (!evidence) {
         throw new AtlsError('NO_CLIENT_EVIDENCE', 'client attestation required: no client certificate and no exporter-bound evidence');
       }
-      verdict = conn.exporterVerdict = verifyExporterEvidence(evidence, conn.socket, this.#validators, { timeoutMs: this.#opts.validationTimeoutMs }).then(
-        (v) => ({ via: 'exporter' as const, variant: v.variant }),
+      verdict = conn.exporterVerdict = tracked(
+        conn,
+        verifyExporterEvidence(evidence, conn.socket, this.#validators, { timeoutMs: this.#opts.validationTimeoutMs }).then((v) => ({ via: 'exporter' as const, variant: v.variant })),
       );
     }
     const info = await verdict;
@@ -207,7 +243,9 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
   }
 
   #refuse(err: AtlsError): AtlsError {
-    this.#logger.warn('refused aTLS handshake', { code: err.code, reason: err.message });
+    // Under a flood every refusal would be a log line: log the first ten, then every 1,000th.
+    const n = ++this.#refusedLogged;
+    if (n <= 10 || n % 1000 === 0) this.#logger.warn('refused aTLS handshake', { code: err.code, reason: err.message, refusedSoFar: n });
     return err;
   }
 }

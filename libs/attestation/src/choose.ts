@@ -3,10 +3,20 @@ import type { AttestationConfig } from './config/types.js';
 import { DummyValidator } from './dummy.js';
 import { AttestationError } from './errors.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Validator } from './interfaces.js';
+import type { SnpValidatorDependencies } from './snp/validator.js';
 import { Variant } from './variant.js';
 
+/**
+ * What validators may need besides their config: caches, identity sources, a clock. The
+ * process that builds validators (joinservice, CLI) creates these once; each variant reads its
+ * own part.
+ */
+export interface ValidatorDependencies {
+  readonly snp?: SnpValidatorDependencies;
+}
+
 /** Builds a validator of one variant from its decoded attestation config. */
-export type ValidatorConstructor = (config: AttestationConfig, logger: AttestationLogger) => Validator;
+export type ValidatorConstructor = (config: AttestationConfig, logger: AttestationLogger, deps: ValidatorDependencies) => Validator;
 
 const constructors = new Map<string, ValidatorConstructor>([['dummy', () => new DummyValidator()]]);
 
@@ -26,17 +36,22 @@ export function validatorVariants(): string[] {
 }
 
 /** The validator for a decoded config; CONFIG_INVALID when the variant has no validator here. */
-export function validatorFor(config: AttestationConfig, logger: AttestationLogger = NOP_ATTESTATION_LOGGER): Validator {
+export function validatorFor(config: AttestationConfig, logger: AttestationLogger = NOP_ATTESTATION_LOGGER, deps: ValidatorDependencies = {}): Validator {
   const ctor = constructors.get(config.variant);
   if (!ctor) {
     throw new AttestationError('CONFIG_INVALID', `no validator for attestation variant "${config.variant}" in this build (available: ${validatorVariants().join(', ')})`, {
       details: { variant: config.variant },
     });
   }
-  return ctor(config, logger);
+  return ctor(config, logger, deps);
 }
 
 /** Decodes the attestation config file's JSON for `variant` and builds its validator. */
-export function validatorFromConfigJson(json: string | Uint8Array, variant: Variant | string, logger: AttestationLogger = NOP_ATTESTATION_LOGGER): Validator {
-  return validatorFor(unmarshalAttestationConfig(json, variant), logger);
+export function validatorFromConfigJson(
+  json: string | Uint8Array,
+  variant: Variant | string,
+  logger: AttestationLogger = NOP_ATTESTATION_LOGGER,
+  deps: ValidatorDependencies = {},
+): Validator {
+  return validatorFor(unmarshalAttestationConfig(json, variant), logger, deps);
 }

@@ -20,14 +20,37 @@ export type AttestationErrorCode =
   | 'EVENT_LOG_INVALID'
   | 'EVENT_LOG_MISMATCH'
   | 'CERT_CHAIN_INVALID'
+  | 'CERT_INVALID'
+  | 'CERT_EXPIRED'
   | 'REPORT_INVALID'
   | 'REPORT_SIGNATURE_INVALID'
+  | 'REPORT_DATA_MISMATCH'
+  | 'CHIP_ID_MISMATCH'
   | 'TCB_TOO_LOW'
+  | 'TCB_MISMATCH'
+  | 'VMPL_MISMATCH'
+  | 'ID_KEY_UNTRUSTED'
+  | 'MAA_TOKEN_INVALID'
+  | 'PRODUCT_UNSUPPORTED'
+  | 'COLLATERAL_UNAVAILABLE'
+  | 'COLLATERAL_INVALID'
   | 'POLICY_VIOLATION'
   | 'CONFIG_INVALID'
   | 'NODE_ALREADY_INITIALIZED'
   | 'ISSUER_FAILED'
-  | 'TIMEOUT';
+  | 'TIMEOUT'
+  // Intel TDX DCAP quote verification (docs/protocol/tdx-dcap.md)
+  | 'QUOTE_VERSION_UNSUPPORTED'
+  | 'QE_REPORT_SIGNATURE_INVALID'
+  | 'QE_REPORT_DATA_MISMATCH'
+  | 'QE_IDENTITY_MISMATCH'
+  | 'CERT_REVOKED'
+  | 'COLLATERAL_MALFORMED'
+  | 'COLLATERAL_SIGNATURE_INVALID'
+  | 'COLLATERAL_MISMATCH'
+  | 'COLLATERAL_EXPIRED'
+  | 'TCB_LEVEL_NOT_FOUND'
+  | 'TCB_STATUS_REJECTED';
 
 /** Why a piece of evidence was rejected (or could not be produced). */
 export class AttestationError extends AsterismError<AttestationErrorCode> {}

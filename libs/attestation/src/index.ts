@@ -34,7 +34,26 @@ export {
   type SpecIdEvent,
   type TcgEvent,
 } from './vtpm/event-log.js';
-export { registerValidator, validatorFor, validatorFromConfigJson, validatorVariants, type ValidatorConstructor } from './choose.js';
-export { VtpmIssuer, type TpmOpener, type VtpmIssuerOptions } from './vtpm/issuer.js';
+export { registerValidator, validatorFor, validatorFromConfigJson, validatorVariants, type ValidatorConstructor, type ValidatorDependencies } from './choose.js';
+export { VtpmIssuer, type LoadedAttestationKey, type TpmOpener, type VtpmIssuerOptions } from './vtpm/issuer.js';
 export { VtpmValidator, type VtpmValidatorOptions } from './vtpm/validator.js';
 export { QemuVtpmIssuer, QemuVtpmValidator } from './vtpm/qemu.js';
+export * from './collateral/index.js';
+export * from './snp/index.js';
+export * from './tdx/index.js';
+export { HCL_REPORT_NV_INDEX, parseTdxHclReport, type TdxHclReport } from './azure/hcl-report.js';
+export { checkHclAkBinding } from './azure/hcl-ak.js';
+export { checkAzureTdxPolicy } from './azure/tdx-policy.js';
+export {
+  AZURE_IMDS_BASE_URL,
+  AzureTdxValidator,
+  azureTdxInstanceInfo,
+  azureTdxTrustedKey,
+  decodeAzureTdxInstanceInfo,
+  encodeAzureTdxInstanceInfo,
+  ImdsTdQuoteClient,
+  registerAzureTdxValidator,
+  type AzureTdxInstanceInfo,
+  type AzureTdxTrustOptions,
+  type TdQuoteClient,
+} from './azure/tdx.js';

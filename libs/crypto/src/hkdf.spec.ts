@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CryptoError } from './errors.js';
-import { deriveKey, HKDF_MAX_LENGTH } from './hkdf.js';
+import { deriveKey, HKDF_MAX_LENGTH, HkdfSha256 } from './hkdf.js';
 
 const range = (from: number, to: number) => Buffer.from(Array.from({ length: to - from + 1 }, (_, i) => from + i));
 const fill = (byte: number, n = 32) => Buffer.alloc(n, byte);
@@ -71,7 +71,33 @@ describe('deriveKey (HKDF-SHA256)', () => {
     it(`matches vector ${v.name}`, () => {
       assert.equal(deriveKey(v.secret, v.salt, v.info, v.length).toString('hex'), v.out);
     });
+    it(`HkdfSha256 (extract once) matches vector ${v.name}`, () => {
+      assert.equal(new HkdfSha256(v.secret, v.salt).expand(v.info, v.length).toString('hex'), v.out);
+    });
   }
+
+  const lengths: Array<[string, number]> = [
+    ['one byte', 1],
+    ['one block minus one', 31],
+    ['exactly one block', 32],
+    ['one block plus one', 33],
+    ['several blocks', 100],
+    ['the maximum', HKDF_MAX_LENGTH],
+  ];
+  for (const [name, length] of lengths) {
+    it(`HkdfSha256 equals node's hkdfSync for ${name} (${length} bytes)`, () => {
+      const hkdf = new HkdfSha256(fill(7), fill(9, 40));
+      assert.deepEqual(hkdf.expand('key-x', length), deriveKey(fill(7), fill(9, 40), 'key-x', length));
+    });
+  }
+
+  it('HkdfSha256 rejects bad lengths and never prints its key', () => {
+    const hkdf = new HkdfSha256(fill(1), fill(2));
+    for (const bad of [0, -1, 1.5, HKDF_MAX_LENGTH + 1]) {
+      assert.throws(() => hkdf.expand('x', bad), (e: unknown) => e instanceof CryptoError && e.code === 'KEY_LENGTH_INVALID');
+    }
+    assert.equal(JSON.stringify({ hkdf }), '{"hkdf":"[REDACTED]"}');
+  });
 
   it('is deterministic and info-sensitive', () => {
     const a = deriveKey(fill(1), fill(2), 'key-a', 32);

@@ -1,7 +1,7 @@
 /** Key hierarchy (HKDF), randomness and kms:// URIs shared by the bootstrapper, joinservice, keyservice and CLI. */
 export * from './constants.js';
 export { CryptoError, type CryptoErrorCode } from './errors.js';
-export { deriveKey, HKDF_MAX_LENGTH } from './hkdf.js';
+export { deriveKey, HKDF_MAX_LENGTH, HkdfSha256 } from './hkdf.js';
 export { ClusterKms, dataKeyInfo, deriveClusterId, stateDiskKeyId, type MasterSecret } from './key-hierarchy.js';
 export {
   decodeBase64UrlPadded,

@@ -1,6 +1,6 @@
 import { CLUSTER_ID_INFO, DEK_PREFIX } from './constants.js';
 import { CryptoError } from './errors.js';
-import { deriveKey } from './hkdf.js';
+import { deriveKey, HkdfSha256 } from './hkdf.js';
 
 /** The cluster's root secret: the CLI generates 32 random bytes for each part. */
 export interface MasterSecret {
@@ -13,19 +13,18 @@ export interface MasterSecret {
  * Ids are used verbatim and are case-sensitive; callers prefix them with `key-` (see dataKeyInfo).
  */
 export class ClusterKms {
-  readonly #key: Buffer;
-  readonly #salt: Buffer;
+  /** The extract step is done once; each data key only costs the expand step. */
+  readonly #hkdf: HkdfSha256;
 
   constructor(master: MasterSecret) {
     if (master.key.length === 0) throw new CryptoError('SECRET_EMPTY', 'master key is empty');
     if (master.salt.length === 0) throw new CryptoError('SECRET_EMPTY', 'master salt is empty');
-    this.#key = Buffer.from(master.key);
-    this.#salt = Buffer.from(master.salt);
+    this.#hkdf = new HkdfSha256(master.key, master.salt);
   }
 
   /** Derives the data-encryption key for `id` (already prefixed, e.g. `key-measurementSecret`). */
   getDek(id: string, length: number): Buffer {
-    return deriveKey(this.#key, this.#salt, id, length);
+    return this.#hkdf.expand(id, length);
   }
 
   /** Keeps key material out of util.inspect / console output. */

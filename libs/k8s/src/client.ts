@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { K8sError } from './errors.js';
+import { KeepAliveKubeConfig } from './keep-alive.js';
 
 /** The typed API clients the Asterism services use. */
 export interface KubeClients {
@@ -8,14 +9,18 @@ export interface KubeClients {
   custom: k8s.CustomObjectsApi;
 }
 
-/** Builds clients from a KubeConfig. */
-export function clientsFromConfig(config: k8s.KubeConfig): KubeClients {
+/**
+ * Builds clients from a KubeConfig. They share one keep-alive connection pool (KeepAliveKubeConfig):
+ * a plain KubeConfig is converted, so callers never pay a TLS handshake per request.
+ */
+export function clientsFromConfig(source: k8s.KubeConfig): KubeClients {
+  const config = KeepAliveKubeConfig.from(source);
   return { config, core: config.makeApiClient(k8s.CoreV1Api), custom: config.makeApiClient(k8s.CustomObjectsApi) };
 }
 
 /** Loads a kubeconfig file (e.g. the admin kubeconfig of a test control plane). */
 export function clientsFromKubeconfigFile(path: string): KubeClients {
-  const config = new k8s.KubeConfig();
+  const config = new KeepAliveKubeConfig();
   try {
     config.loadFromFile(path);
   } catch (err) {
@@ -26,7 +31,7 @@ export function clientsFromKubeconfigFile(path: string): KubeClients {
 
 /** In-cluster clients (service account token); `rootPrefix` lets tests point at a fake root. */
 export function clientsInCluster(rootPrefix = ''): KubeClients {
-  const config = new k8s.KubeConfig();
+  const config = new KeepAliveKubeConfig();
   try {
     config.loadFromCluster(rootPrefix);
   } catch (err) {

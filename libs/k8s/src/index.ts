@@ -28,3 +28,5 @@ export { k8sCompliantHostname } from './node-name.js';
 export { componentsConfigMapName, componentsHash, decodeComponents, encodeComponents } from './components.js';
 export { kubeConfigFor } from './kubeconfig.js';
 export { KubeletCertificateAuthority, KubeletCertificateError, type KubeletCertificateSubject } from './kubelet-certificate.js';
+export { KeepAliveKubeConfig } from './keep-alive.js';
+export { SHARED_TOKEN_WINDOW_MS, SharedBootstrapTokens, type BootstrapTokenCreator, type SharedBootstrapTokensOptions } from './shared-bootstrap-token.js';

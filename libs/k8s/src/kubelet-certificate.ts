@@ -47,7 +47,7 @@ export class KubeletCertificateAuthority {
     const block = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/.exec(certPem)?.[0];
     if (!block) throw new KubeletCertificateError('CA_INVALID', 'ca.crt holds no PEM certificate');
     const keyType = /-----BEGIN ([A-Z ]+)-----/.exec(keyPem)?.[1] ?? '';
-    if (!['EC PRIVATE KEY', 'RSA PRIVATE KEY', 'PRIVATE KEY'].includes(keyType)) throw new KubeletCertificateError('CA_INVALID', `unsupported CA key type "${keyType}"`);
+    if (!['EC PRIVATE KEY', 'RSA PRIVATE KEY', 'PRIVATE KEY'].includes(keyType)) throw new KubeletCertificateError('CA_INVALID', `unsupported key type "${keyType}"`);
     const key = createPrivateKey(keyPem);
     const pkcs8 = key.export({ type: 'pkcs8', format: 'der' });
     let algorithm: webcrypto.RsaHashedImportParams | webcrypto.EcKeyImportParams;

@@ -59,3 +59,40 @@ describe('loggingInterceptor (real grpc-js server)', () => {
     assert.equal(statusName(grpc.status.UNAVAILABLE), 'Unavailable');
   });
 });
+
+describe('loggingInterceptor with okLevel debug (high-rate services)', () => {
+  const cases: Array<[string, 'info' | 'debug', number]> = [
+    ['an info logger drops successful calls but keeps failures', 'info', 1],
+    ['a debug logger writes successful calls at debug', 'debug', 2],
+  ];
+  for (const [name, level, expectedLines] of cases) {
+    it(name, async () => {
+      const stream = new PassThrough();
+      const chunks: string[] = [];
+      stream.on('data', (d: Buffer) => chunks.push(d.toString()));
+      const observed: number[] = [];
+      const logger = createLogger({ component: 'test', stream, level });
+      const server = new grpc.Server({ interceptors: [loggingInterceptor(logger, (c) => observed.push(c.code), { okLevel: 'debug' })] });
+      server.addService(kms.APIService, {
+        getDataKey(call: grpc.ServerUnaryCall<kms.GetDataKeyRequest, kms.GetDataKeyResponse>, cb: grpc.sendUnaryData<kms.GetDataKeyResponse>) {
+          if (call.request.dataKeyId === '') cb({ code: grpc.status.INVALID_ARGUMENT, details: 'no data key ID specified' });
+          else cb(null, { dataKey: Buffer.from('k') });
+        },
+      });
+      const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+      const client = new kms.APIClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+      try {
+        for (const dataKeyId of ['id', '']) await new Promise<void>((res) => client.getDataKey({ dataKeyId, length: 32 }, () => res()));
+        await new Promise((r) => setImmediate(r));
+        const lines = chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: string; status: string });
+        assert.equal(lines.length, expectedLines);
+        assert.deepEqual(lines.at(-1), { ...lines.at(-1), level: 'warn', status: 'InvalidArgument' });
+        if (expectedLines === 2) assert.deepEqual(lines[0], { ...lines[0], level: 'debug', status: 'Ok' });
+        assert.deepEqual(observed, [grpc.status.OK, grpc.status.INVALID_ARGUMENT], 'metrics see every call either way');
+      } finally {
+        client.close();
+        server.forceShutdown();
+      }
+    });
+  }
+});

@@ -14,8 +14,19 @@ const CLIENT_CODES = new Set<grpc.status>([
   grpc.status.RESOURCE_EXHAUSTED,
 ]);
 
-/** Name of a gRPC status code, e.g. `InvalidArgument`. */
+const statusNames = new Map<number, string>();
+
+/** Name of a gRPC status code, e.g. `InvalidArgument` (memoised: it is on every call's path). */
 export function statusName(code: grpc.status): string {
+  let name = statusNames.get(code);
+  if (name === undefined) {
+    name = computeStatusName(code);
+    statusNames.set(code, name);
+  }
+  return name;
+}
+
+function computeStatusName(code: grpc.status): string {
   const raw = grpc.status[code] ?? `Code(${code})`;
   return raw
     .toLowerCase()
@@ -27,18 +38,33 @@ export function statusName(code: grpc.status): string {
 /** Observer for finished calls (metrics hook). */
 export type CallObserver = (call: { method: string; code: grpc.status; durationMs: number }) => void;
 
+/** Options of loggingInterceptor. */
+export interface LoggingInterceptorOptions {
+  /**
+   * Level of the line for a successful call: `info` (default) or `debug` for high-rate services,
+   * where one info line per call would cost more than the call itself. Failures keep warn/error.
+   */
+  okLevel?: 'info' | 'debug';
+}
+
 /**
  * A grpc-js server interceptor that logs one line per finished call with the stable fields
  * `method`, `peer`, `code`, `status`, `durationMs` (and `details` for failures).
  * Request and response messages are never logged.
  */
-export function loggingInterceptor(logger: Logger, observe?: CallObserver): grpc.ServerInterceptor {
+export function loggingInterceptor(logger: Logger, observe?: CallObserver, options: LoggingInterceptorOptions = {}): grpc.ServerInterceptor {
+  const okLevel = options.okLevel ?? 'info';
   return (methodDescriptor, call) => {
     const started = process.hrtime.bigint();
     const method = methodDescriptor.path;
     const responder: grpc.Responder = {
       sendStatus(status, next) {
         const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+        observe?.({ method, code: status.code, durationMs });
+        if (status.code === grpc.status.OK && !logger.isLevelEnabled(okLevel)) {
+          next(status);
+          return;
+        }
         const fields = {
           method,
           peer: call.getPeer(),
@@ -47,10 +73,9 @@ export function loggingInterceptor(logger: Logger, observe?: CallObserver): grpc
           durationMs: Math.round(durationMs * 1000) / 1000,
           ...(status.code === grpc.status.OK ? {} : { details: status.details }),
         };
-        if (status.code === grpc.status.OK) logger.info('rpc finished', fields);
+        if (status.code === grpc.status.OK) logger.log(okLevel, 'rpc finished', fields);
         else if (CLIENT_CODES.has(status.code)) logger.warn('rpc finished', fields);
         else logger.error('rpc finished', fields);
-        observe?.({ method, code: status.code, durationMs });
         next(status);
       },
     };

@@ -1,4 +1,4 @@
 /** winston JSON logging with secret redaction, plus a gRPC server logging interceptor. */
 export { createLogger, createNopLogger, levelFromVerbosity, type Logger, type LoggerOptions, type LogLevel } from './logger.js';
 export { isSecretFieldName, REDACTED, redactValue, Secret, SecretRegistry } from './redaction.js';
-export { loggingInterceptor, statusName, type CallObserver } from './grpc-interceptor.js';
+export { loggingInterceptor, statusName, type CallObserver, type LoggingInterceptorOptions } from './grpc-interceptor.js';

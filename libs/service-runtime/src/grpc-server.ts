@@ -13,6 +13,8 @@ export interface GrpcServerOptions {
   maxReceiveMessageLength?: number;
   /** Extra interceptors that run after logging (e.g. attestation gates). */
   interceptors?: grpc.ServerInterceptor[];
+  /** Level of the per-call line for successful calls (loggingInterceptor `okLevel`, default info). */
+  okCallLogLevel?: 'info' | 'debug';
   /** Extra grpc-js server options. */
   serverOptions?: grpc.ServerOptions;
 }
@@ -30,7 +32,7 @@ export class GrpcServer {
     this.server = new grpc.Server({
       'grpc.max_receive_message_length': options.maxReceiveMessageLength ?? 4 * 1024 * 1024,
       ...(options.serverOptions ?? {}),
-      interceptors: [loggingInterceptor(options.logger, options.metrics?.observeCall), ...(options.interceptors ?? [])],
+      interceptors: [loggingInterceptor(options.logger, options.metrics?.observeCall, { okLevel: options.okCallLogLevel ?? 'info' }), ...(options.interceptors ?? [])],
     });
     this.health = new HealthImplementation({ '': 'NOT_SERVING', ...Object.fromEntries(this.#services.map((s) => [s, 'NOT_SERVING'])) });
     this.health.addToServer(this.server);

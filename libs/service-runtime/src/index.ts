@@ -5,3 +5,4 @@ export { RpcError, toServiceError } from './rpc-error.js';
 export { handleShutdownSignals } from './signals.js';
 export { normalizeGoFlags } from './go-flags.js';
 export { FlagError, intFlag, parseFlagsOrExit } from './cli-flags.js';
+export { PeerRateLimiter, peerHost } from './peer-rate-limiter.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { algName, EK_CERT_NV_INDEX, HASH_INFO, PCR_COUNT, TPM_ALG, TPM_CAP, TPM_CC, TPM_PT, TPM_RH, TPM_ST, TPM_SU, type TpmCommandName } from './constants.js';
+import { algName, EK_CERT_NV_INDEX, HASH_INFO, PCR_COUNT, TPM_ALG, TPM_CAP, TPM_CC, TPM_HT, TPM_PT, TPM_RH, TPM_ST, TPM_SU, type TpmCommandName } from './constants.js';
 import { TpmError, TpmResponseError } from './errors.js';
 import { tpm2b, u16, u32, u8 } from './marshal.js';
 import {
@@ -186,6 +186,18 @@ export class TpmClient {
   /** TPM2_FlushContext of a transient object or session. */
   async flushContext(handle: number): Promise<void> {
     parseEmptyResponse(await this.#send('FlushContext', [], u32(handle)), 'FlushContext');
+  }
+
+  /**
+   * Flushes every transient object loaded on the TPM and returns how many there were. Only for a
+   * process that owns the TPM outright (swtpm has no resource manager: objects a crashed process
+   * loaded stay until reset and fill the few object slots, TPM_RC_OBJECT_MEMORY); call it before
+   * this process loads anything itself.
+   */
+  async flushTransientObjects(): Promise<number> {
+    const handles = await this.listHandles(TPM_HT.TRANSIENT << 24);
+    for (const h of handles) await this.flushContext(h);
+    return handles.length;
   }
 
   /** TPM2_NV_ReadPublic. */

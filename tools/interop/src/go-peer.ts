@@ -25,15 +25,23 @@ export async function haveGo(): Promise<boolean> {
 
 /** Builds (or reuses) the interop-peer binary and returns its path. */
 export async function buildGoPeer(): Promise<string> {
+  return buildGoBinary(GO_PEER_DIR, 'interop-peer');
+}
+
+/**
+ * Builds (or reuses) the Go module in `moduleDir` as `name` and returns the binary's path. Binaries
+ * are cached in GO_PEER_CACHE keyed by a hash of the module's Go sources, go.mod and go.sum.
+ */
+export async function buildGoBinary(moduleDir: string, name: string): Promise<string> {
   const hash = createHash('sha256');
-  for (const f of readdirSync(GO_PEER_DIR).filter((n) => n.endsWith('.go') || n === 'go.mod' || n === 'go.sum').sort()) {
-    hash.update(f).update(readFileSync(join(GO_PEER_DIR, f)));
+  for (const f of readdirSync(moduleDir).filter((n) => n.endsWith('.go') || n === 'go.mod' || n === 'go.sum').sort()) {
+    hash.update(f).update(readFileSync(join(moduleDir, f)));
   }
-  const bin = join(GO_PEER_CACHE, `interop-peer-${hash.digest('hex').slice(0, 16)}`);
+  const bin = join(GO_PEER_CACHE, `${name}-${hash.digest('hex').slice(0, 16)}`);
   if (existsSync(bin)) return bin;
   mkdirSync(GO_PEER_CACHE, { recursive: true });
   const tmp = `${bin}.${process.pid}.tmp`;
-  await run('go', ['build', '-o', tmp, '.'], { cwd: GO_PEER_DIR, timeout: 600_000, env: { ...process.env, CGO_ENABLED: '0' } });
+  await run('go', ['build', '-o', tmp, '.'], { cwd: moduleDir, timeout: 600_000, env: { ...process.env, CGO_ENABLED: '0' } });
   renameSync(tmp, bin);
   return bin;
 }

@@ -65,15 +65,21 @@ children+=($!)
 for _ in $(seq 100); do [ -S /run/containerd/containerd.sock ] && break; sleep 0.1; done
 [ -S /run/containerd/containerd.sock ] || { log "containerd did not start (see /var/log/containerd.log)"; exit 1; }
 
+# Images are imported while the bootstrapper attests and joins; the kubelet starts only once they
+# are all there (its pods need the pause image, which is never pulled).
 log "importing images"
-for archive in $NODE_IMAGES; do ctr -n k8s.io images import --all-platforms "$archive" > /dev/null; done
-log "images: $(ctr -n k8s.io images ls -q | grep -vc '^sha256' || true)"
+(
+  for archive in $NODE_IMAGES; do ctr -n k8s.io images import --all-platforms "$archive" > /dev/null; done
+  log "images: $(ctr -n k8s.io images ls -q | grep -vc '^sha256' || true)"
+  touch /run/asterism-images-imported
+) &
+children+=($!)
 
 # Like kubeadm's kubelet.service drop-in: wait for kubeadm's configuration, take the flags
 # kubeadm wrote, restart after a second whenever the kubelet exits.
 (
   while true; do
-    if [ -f /var/lib/kubelet/config.yaml ]; then
+    if [ -f /var/lib/kubelet/config.yaml ] && [ -f /run/asterism-images-imported ]; then
       KUBELET_KUBEADM_ARGS=""
       # shellcheck source=/dev/null
       [ -f /var/lib/kubelet/kubeadm-flags.env ] && . /var/lib/kubelet/kubeadm-flags.env

@@ -139,7 +139,7 @@ async function main(argv: string[]): Promise<number> {
     case 'down': {
       const state = await readState(new ClusterLayout(root));
       const real = state?.backend === 'kubeadm' || existsSync(`/run/netns/${NETWORK.routerNamespace}`);
-      const n = real ? await downReal(root, { keep: values.keep ?? false }) : await down(root, { keep: values.keep ?? false });
+      const n = real ? await downReal(root, { keep: values.keep ?? false, orphans: !state }) : await down(root, { keep: values.keep ?? false });
       say(`stopped ${n} processes${values.keep ? '' : `, removed ${root}`}`);
       return 0;
     }

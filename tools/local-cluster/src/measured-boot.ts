@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { CLUSTER_ID_PCR } from '@asterism/nodelock';
 import { SocketTransport, softwareExtend, TPM_ALG, TpmClient } from '@asterism/tpm';
 
 /** What a local node's "firmware" measures at boot: PCR -> event labels, extended in order. */
@@ -19,9 +20,13 @@ export function expectedBootPcrs(): Map<number, Buffer> {
   return out;
 }
 
-/** The attestation config (qemu-vtpm JSON) enforcing the boot PCRs. */
+/**
+ * The attestation config (qemu-vtpm JSON) enforcing the boot PCRs and PCR 15 = 0: a node that was
+ * already initialised or joined (PCR 15 extended with a cluster ID) must not get a join ticket.
+ */
 export function attestationConfigJson(): string {
-  const m = Object.fromEntries([...expectedBootPcrs()].map(([pcr, v]) => [String(pcr), { expected: v.toString('hex'), warnOnly: false }]));
+  const pcrs = new Map(expectedBootPcrs()).set(CLUSTER_ID_PCR, Buffer.alloc(32));
+  const m = Object.fromEntries([...pcrs].map(([pcr, v]) => [String(pcr), { expected: v.toString('hex'), warnOnly: false }]));
   return `${JSON.stringify({ measurements: m }, null, 2)}\n`;
 }
 

@@ -1,55 +1,22 @@
 import bcrypt from 'bcryptjs';
 import * as grpc from '@grpc/grpc-js';
-import {
-  ClusterKms,
-  dataKeyInfo,
-  deriveClusterId,
-  MEASUREMENT_SECRET_KEY_ID,
-  parseKmsUri,
-  parseStorageUri,
-  SSH_CA_KEY_SUFFIX,
-  stateDiskKeyId,
-  STATE_DISK_KEY_LENGTH,
-} from '@asterism/crypto';
+import { ClusterKms, dataKeyInfo, deriveClusterId, MEASUREMENT_SECRET_KEY_ID, SSH_CA_KEY_SUFFIX, stateDiskKeyId, STATE_DISK_KEY_LENGTH } from '@asterism/crypto';
 import type { Logger } from '@asterism/logger';
 import type { NodeLock } from '@asterism/nodelock';
 import type { init } from '@asterism/proto';
 import type { StateDisk } from '../disk/state-disk.js';
 import type { NodeFileWriter } from '../state/file-writer.js';
 import { writeNodeState } from '../state/node-state.js';
+import { InitFailure } from './init-failure.js';
+import { validateInitRequest } from './init-request.js';
 import type { ClusterInitializer, HostInfo, LogSource, SshSetup } from './ports.js';
+
+export { InitFailure } from './init-failure.js';
 
 /** Size of the log chunks streamed after a failure (SPEC.md §8.3). */
 export const LOG_CHUNK_SIZE = 1024;
-/** Upper bounds for request fields (the reference had none). */
-const MAX_SALT = 1024;
+/** Upper bound for the init secret (the reference had none; bcrypt reads 72 bytes). */
 const MAX_INIT_SECRET = 1024;
-
-/** A failed init: the gRPC code of the final status and the client-facing message. */
-export class InitFailure extends Error {
-  constructor(
-    readonly code: grpc.status,
-    message: string,
-    /** Whether the failure happened after the node was locked (it cannot be initialised again). */
-    readonly afterLock: boolean,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-
-  /** The reference's `init_failure.error` text: Go's rendering of a gRPC status. */
-  get wireText(): string {
-    return `rpc error: code = ${codeName(this.code)} desc = ${this.message}`;
-  }
-}
-
-function codeName(code: grpc.status): string {
-  return (grpc.status[code] ?? 'Unknown')
-    .toLowerCase()
-    .split('_')
-    .map((p) => p[0]!.toUpperCase() + p.slice(1))
-    .join('');
-}
 
 /** Everything the init flow is built from. */
 export interface InitFlowDeps {
@@ -75,36 +42,32 @@ export async function initSecretMatches(hash: string, secret: Uint8Array): Promi
   }
 }
 
+/** Callbacks into the caller at points of the flow. */
+export interface InitHooks {
+  /** The init secret matched: the caller may now be told more (e.g. the node's logs on failure). */
+  onSecretVerified?: () => void;
+}
+
 /**
- * The InitServer's Init steps in the reference's order (SPEC.md §8.3): secret check, KMS,
- * measurement secret and cluster ID, node lock (PCR 15), stop the JoinClient, re-key the state
+ * The InitServer's Init steps in the reference's order (SPEC.md §8.3): secret check, request
+ * validation (all of it, before any key derivation), KMS, measurement secret and cluster ID, node lock (PCR 15), stop the JoinClient, re-key the state
  * disk, node state, emergency SSH, Kubernetes. Returns the success response or throws InitFailure.
  */
 export class InitFlow {
   constructor(private readonly deps: InitFlowDeps) {}
 
-  async run(req: init.InitRequest, signal?: AbortSignal): Promise<init.InitSuccessResponse> {
+  async run(req: init.InitRequest, signal?: AbortSignal, hooks: InitHooks = {}): Promise<init.InitSuccessResponse> {
     const d = this.deps;
     if (req.initSecret.length > MAX_INIT_SECRET || !(await initSecretMatches(d.initSecretHash, req.initSecret))) {
       throw new InitFailure(grpc.status.PERMISSION_DENIED, 'invalid init secret', false);
     }
-    if (req.measurementSalt.length > MAX_SALT) throw new InitFailure(grpc.status.INVALID_ARGUMENT, `measurement salt longer than ${MAX_SALT} bytes`, false);
-
-    let kms: ClusterKms;
-    let masterSecret: { key: Uint8Array; salt: Uint8Array };
-    try {
-      const storage = parseStorageUri(req.storageUri);
-      if (storage.type !== 'no-store') throw new Error(`storage backend ${storage.type} is not supported`);
-      const cfg = parseKmsUri(req.kmsUri);
-      if (cfg.type !== 'cluster-kms') throw new Error(`KMS backend ${cfg.type} is not supported`);
-      kms = new ClusterKms(cfg.masterSecret);
-      masterSecret = cfg.masterSecret;
-    } catch (err) {
-      throw new InitFailure(grpc.status.INVALID_ARGUMENT, `creating kms client: ${(err as Error).message}`, false, { cause: err });
-    }
-
+    hooks.onSecretVerified?.();
+    // Everything checkable is checked before the first key derivation and the lock.
+    const valid = validateInitRequest(req);
+    const masterSecret = valid.masterSecret;
+    const kms = new ClusterKms(masterSecret);
     const measurementSecret = kms.getDek(dataKeyInfo(MEASUREMENT_SECRET_KEY_ID), 32);
-    const clusterId = deriveClusterId(measurementSecret, req.measurementSalt);
+    const clusterId = deriveClusterId(measurementSecret, valid.measurementSalt);
 
     let lock;
     try {

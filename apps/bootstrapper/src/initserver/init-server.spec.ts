@@ -9,6 +9,7 @@ import { deriveClusterId, encodeClusterKmsUri, ClusterKms } from '@asterism/cryp
 import { createNopLogger } from '@asterism/logger';
 import { NodeLock } from '@asterism/nodelock';
 import { init } from '@asterism/proto';
+import { PeerRateLimiter } from '@asterism/service-runtime';
 import type { StateDisk } from '../disk/state-disk.js';
 import { NodeFileWriter } from '../state/file-writer.js';
 import { NODE_STATE_PATH } from '../state/node-state.js';
@@ -39,7 +40,7 @@ class StubDisk implements StateDisk {
   }
 }
 
-function setup(over: Partial<InitFlowDeps> = {}, opts: { logs?: Buffer } = {}) {
+function setup(over: Partial<InitFlowDeps> = {}, opts: { logs?: Buffer; attempts?: PeerRateLimiter } = {}) {
   const marks: Buffer[] = [];
   const lock = new NodeLock({ markNodeAsBootstrapped: async (id) => void marks.push(Buffer.from(id)) });
   let locked = 0;
@@ -59,7 +60,7 @@ function setup(over: Partial<InitFlowDeps> = {}, opts: { logs?: Buffer } = {}) {
     ...over,
   };
   const logs = opts.logs ?? Buffer.from('asdf');
-  const server = new InitServer(new InitFlow(deps), { read: async function* () { yield logs; } }, createNopLogger());
+  const server = new InitServer(new InitFlow(deps), { read: async function* () { yield logs; } }, createNopLogger(), {}, { secretAttempts: opts.attempts });
   servers.push(server);
   return { deps, server, marks, sshCalls, disk, root, lockedCount: () => locked };
 }
@@ -122,22 +123,93 @@ describe('InitServer (TestInit)', () => {
     assert.equal(s.lockedCount(), 0, 'no shutdown requested');
   });
 
-  it('refuses a wrong init secret with PermissionDenied before taking the lock', async () => {
+  it('refuses a wrong init secret with PermissionDenied before taking the lock, and sends no logs', async () => {
     const s = setup();
     const { messages, code } = await callInit(s.server, request({ initSecret: Buffer.from('wrong') }));
     assert.equal(code, grpc.status.PERMISSION_DENIED);
     assert.match(messages[0]?.initFailure?.error ?? '', /invalid init secret/);
-    assert.equal(messages[1]?.log?.log.toString(), 'asdf');
+    assert.equal(messages.length, 1, 'the node log is only for callers who know the init secret');
     assert.equal(s.deps.lock.locked, false);
   });
 
-  it('rejects unusable KMS/storage URIs with InvalidArgument', async () => {
-    for (const over of [{ kmsUri: 'kms://unknown' }, { storageUri: 'storage://aws?bucket=b&region=r&accessKeyID=a&accessKey=k' }, { kmsUri: 'kms://cluster-kms?key=AA==' }]) {
-      const s = setup();
-      const { code } = await callInit(s.server, request(over));
-      assert.equal(code, grpc.status.INVALID_ARGUMENT, JSON.stringify(over));
-      assert.equal(s.deps.lock.locked, false);
+  it('rate limits wrong init secrets per address (ResourceExhausted before bcrypt); a right secret gives its token back', async () => {
+    let now = 0;
+    const s = setup({}, { attempts: new PeerRateLimiter(0.5, 3, 100, () => now) });
+    const right = request();
+    const wrong = request({ initSecret: Buffer.from('wrong') });
+    const { OK, PERMISSION_DENIED: PD, RESOURCE_EXHAUSTED: RE, FAILED_PRECONDITION: FP } = grpc.status;
+    const steps: [string, init.InitRequest, grpc.status, number?][] = [
+      ['right secret', right, OK],
+      ['wrong 1', wrong, PD],
+      ['wrong 2', wrong, PD],
+      ['wrong 3', wrong, PD],
+      ['wrong 4: over the budget', wrong, RE],
+      ['right secret while blocked', right, RE],
+      ['right secret 2 s later (node already locked)', right, FP, 2000],
+      ['wrong after the refund', wrong, PD],
+      ['wrong again', wrong, RE],
+    ];
+    for (const [name, req, want, at] of steps) {
+      if (at !== undefined) now = at;
+      const { code, details, messages } = await callInit(s.server, req);
+      assert.equal(code, want, `${name}: ${details}`);
+      if (code === RE) {
+        assert.match(details, /too many failed init attempts from this address; retry in \d+ s/);
+        assert.equal(messages.length, 0);
+      }
     }
+    assert.equal(s.server.refusedAttempts, 3);
+  });
+
+  it('a flood of wrong secrets from one address gets 5 PermissionDenied, then cheap ResourceExhausted without logs', async () => {
+    const s = setup({}, { logs: Buffer.alloc(256 * 1024, 0x61) });
+    const port = await s.server.listen('127.0.0.1:0', grpc.ServerCredentials.createInsecure());
+    const client = new init.APIClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+    let bytes = 0;
+    const codes = new Map<grpc.status, number>();
+    for (let i = 0; i < 200; i++) {
+      const code = await new Promise<grpc.status>((resolve) => {
+        const st = client.init(request({ initSecret: Buffer.from(`wrong-${i}`) }));
+        st.on('data', (m: init.InitResponse) => (bytes += init.InitResponse.encode(m).finish().length));
+        st.on('error', (e: grpc.ServiceError) => resolve(e.code));
+      });
+      codes.set(code, (codes.get(code) ?? 0) + 1);
+    }
+    client.close();
+    assert.deepEqual(Object.fromEntries(codes), { [grpc.status.PERMISSION_DENIED]: 5, [grpc.status.RESOURCE_EXHAUSTED]: 195 });
+    assert.equal(s.server.refusedAttempts, 195);
+    assert.ok(bytes < 1000, `${bytes} bytes streamed to a caller without the init secret`);
+    assert.equal(s.deps.lock.locked, false);
+  });
+
+  const invalid: [string, Partial<init.InitRequest>, RegExp][] = [
+    ['unknown KMS', { kmsUri: 'kms://unknown' }, /unknown KMS/],
+    ['unsupported storage', { storageUri: 'storage://aws?bucket=b&region=r&accessKeyID=a&accessKey=k' }, /storage backend aws/],
+    ['KMS URI without salt', { kmsUri: 'kms://cluster-kms?key=AA==' }, /salt/],
+    ['1-byte master secret and salt', { kmsUri: encodeClusterKmsUri({ key: Buffer.alloc(1), salt: Buffer.alloc(1) }) }, /master secret is 1 bytes/],
+    ['15-byte master secret', { kmsUri: encodeClusterKmsUri({ key: Buffer.alloc(15), salt: Buffer.alloc(32) }) }, /master secret is 15 bytes/],
+    ['31-byte master salt', { kmsUri: encodeClusterKmsUri({ key: Buffer.alloc(16), salt: Buffer.alloc(31) }) }, /salt is 31 bytes/],
+    ['oversized measurement salt', { measurementSalt: Buffer.alloc(1025) }, /measurement salt/],
+    ['SAN with a path', { apiserverCertSans: ['../../etc'] }, /SAN/],
+    ['SAN with a newline', { apiserverCertSans: ['a.example\nb'] }, /SAN/],
+    ['service CIDR that is not one', { serviceCidr: '10.96.0.0/33' }, /service CIDR/],
+  ];
+  for (const [name, over, message] of invalid) {
+    it(`rejects ${name} with InvalidArgument before the lock and before any key derivation`, async () => {
+      const s = setup();
+      const { code, details } = await callInit(s.server, request(over));
+      assert.equal(code, grpc.status.INVALID_ARGUMENT, details);
+      assert.match(details, message);
+      assert.equal(s.deps.lock.locked, false);
+      assert.equal(s.lockedCount(), 0);
+      assert.equal(s.disk.passphrase, undefined);
+    });
+  }
+
+  it('accepts IPv6 SANs, wildcard DNS names and an IPv6 service CIDR', async () => {
+    const s = setup();
+    const { code } = await callInit(s.server, request({ apiserverCertSans: ['2001:db8::1', '*.example.com', 'api.example.com', ''], serviceCidr: 'fd00::/108' }));
+    assert.equal(code, grpc.status.OK);
   });
 
   const afterLock: Array<[string, () => ReturnType<typeof setup>, RegExp]> = [

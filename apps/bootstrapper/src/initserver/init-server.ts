@@ -1,17 +1,29 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@asterism/logger';
 import { init } from '@asterism/proto';
+import { PeerRateLimiter } from '@asterism/service-runtime';
 import { chunkLogs, InitFailure, type InitFlow } from './init-flow.js';
 import type { LogSource } from './ports.js';
 
 /** How the init attempt ended, for the bootstrapper's reboot/reset decision. */
 export type InitOutcome = { kind: 'none' } | { kind: 'succeeded' } | { kind: 'failed-after-lock'; error: string };
 
+/** Options of the InitServer. */
+export interface InitServerOptions {
+  /**
+   * Init attempts per client address; a call takes a token before the secret check and gets it
+   * back when the secret matches, so only wrong secrets count. Default: 5 at once, one more every 2 s.
+   */
+  secretAttempts?: PeerRateLimiter;
+}
+
 /**
  * init.API over aTLS (server attestation only). Streams `init_success`, or `init_failure`
  * followed by the node's logs in 1 KiB chunks, then ends the call with the failure's status
  * (FailedPrecondition when the node is already being activated, PermissionDenied for a wrong
- * init secret, InvalidArgument for bad URIs, Internal for failures of this node).
+ * init secret, InvalidArgument for bad requests, Internal for failures of this node). The logs
+ * go only to a caller that proved the init secret; failed secret attempts are rate limited per
+ * address (ResourceExhausted, before the bcrypt check), see docs/adr/0007.
  */
 export class InitServer {
   readonly server: grpc.Server;
@@ -22,13 +34,17 @@ export class InitServer {
   #stopped: Promise<void> | undefined;
   #onStopped!: () => void;
   readonly #stoppedDone = new Promise<void>((resolve) => (this.#onStopped = resolve));
+  readonly #attempts: PeerRateLimiter;
+  #refused = 0;
 
   constructor(
     private readonly flow: InitFlow,
     private readonly logs: LogSource,
     private readonly logger: Logger,
     serverOptions: grpc.ServerOptions = {},
+    options: InitServerOptions = {},
   ) {
+    this.#attempts = options.secretAttempts ?? new PeerRateLimiter(0.5, 5);
     this.server = new grpc.Server({ 'grpc.keepalive_time_ms': 15_000, ...serverOptions });
     this.server.addService(init.APIService, { init: (call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>) => void this.handle(call) });
   }
@@ -44,6 +60,11 @@ export class InitServer {
     await this.#stoppedDone;
   }
 
+  /** Init calls refused by the per-address secret attempt limit so far. */
+  get refusedAttempts(): number {
+    return this.#refused;
+  }
+
   /** What happened to the (single) init attempt that locked the node. */
   get outcome(): InitOutcome {
     return this.#outcome;
@@ -56,12 +77,25 @@ export class InitServer {
       call.emit('error', { code: grpc.status.FAILED_PRECONDITION, details: 'node is already being activated' });
       return;
     }
+    const peer = call.getPeer();
+    if (!this.#attempts.take(peer)) {
+      // Logged once per 100 refusals: a flood must not turn into a flood of log lines.
+      if (this.#refused++ % 100 === 0) this.logger.warn('init refused: too many wrong init secrets from this address', { peer, refusedSoFar: this.#refused });
+      call.emit('error', { code: grpc.status.RESOURCE_EXHAUSTED, details: `too many failed init attempts from this address; retry in ${this.#attempts.retryAfterSeconds(peer)} s` });
+      return;
+    }
     this.#running++;
     const abort = new AbortController();
     call.on('cancelled', () => abort.abort());
+    let secretVerified = false;
     try {
-      this.logger.info('init request received', { peer: call.getPeer() });
-      const success = await this.flow.run(call.request, abort.signal);
+      this.logger.info('init request received', { peer });
+      const success = await this.flow.run(call.request, abort.signal, {
+        onSecretVerified: () => {
+          secretVerified = true;
+          this.#attempts.refund(peer);
+        },
+      });
       this.#outcome = { kind: 'succeeded' };
       await write(call, { initSuccess: success });
       call.end();
@@ -69,19 +103,19 @@ export class InitServer {
       const failure = err instanceof InitFailure ? err : new InitFailure(grpc.status.INTERNAL, `init: ${(err as Error).message}`, true, { cause: err });
       if (failure.afterLock) this.#outcome = { kind: 'failed-after-lock', error: failure.message };
       this.logger.error('init failed', { code: failure.code, err: failure, afterLock: failure.afterLock });
-      await this.sendFailure(call, failure);
+      await this.sendFailure(call, failure, secretVerified);
     } finally {
       this.#running--;
       if (this.#running === 0) this.#idle?.();
     }
   }
 
-  private async sendFailure(call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>, failure: InitFailure): Promise<void> {
+  private async sendFailure(call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>, failure: InitFailure, withLogs: boolean): Promise<void> {
     let code = failure.code;
     let details = failure.message;
     try {
       await write(call, { initFailure: { error: failure.wireText } });
-      for await (const chunk of chunkLogs(this.logs)) await write(call, { log: { log: chunk } });
+      if (withLogs) for await (const chunk of chunkLogs(this.logs)) await write(call, { log: { log: chunk } });
     } catch (err) {
       code = grpc.status.INTERNAL;
       details = `${failure.message}; sending logs: ${(err as Error).message}`;

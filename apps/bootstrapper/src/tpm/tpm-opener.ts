@@ -12,17 +12,26 @@ export async function openTransport(spec: string): Promise<TpmTransport> {
 
 /**
  * One TPM client for the whole process (swtpm serves one connection; the kernel resource manager
- * does not care). Opened lazily, TPM2_Startup sent once (an already started TPM is fine).
+ * does not care). Opened lazily, TPM2_Startup sent once (an already started TPM is fine). On open,
+ * transient objects left by an earlier bootstrapper that died mid-issuance are flushed: swtpm has
+ * no resource manager, and three leftover attestation keys make every later quote fail with
+ * TPM_RC_OBJECT_MEMORY. Nothing else uses the TPM's transient slots on a node before we run.
  */
 export class SharedTpm implements MarkReader {
   #client: Promise<TpmClient> | undefined;
 
-  constructor(private readonly spec: string) {}
+  constructor(
+    private readonly spec: string,
+    /** Told how many leftover transient objects were flushed on open (for a log line). */
+    private readonly onLeftoversFlushed: (count: number) => void = () => undefined,
+  ) {}
 
   open = (): Promise<TpmClient> => {
     this.#client ??= (async () => {
       const client = new TpmClient(await openTransport(this.spec));
       await client.startup('clear');
+      const flushed = await client.flushTransientObjects();
+      if (flushed > 0) this.onLeftoversFlushed(flushed);
       return client;
     })().catch((err: unknown) => {
       this.#client = undefined;

@@ -92,6 +92,7 @@ export async function runInit(connector: InitConnector, opts: InitOptions, progr
     progress.info(attempt === 1 ? `Connecting to ${opts.endpoint} (attested TLS)...` : `Retrying ${opts.endpoint} (attempt ${attempt})...`);
     let connected = false;
     let failure: string | undefined;
+    let sawLog = false;
     try {
       for await (const msg of connector.init(opts.endpoint, req)) {
         if (!connected) progress.info('Node attested. Initializing the cluster (this takes a while)...');
@@ -100,9 +101,13 @@ export async function runInit(connector: InitConnector, opts: InitOptions, progr
         if (msg.initFailure) {
           failure = msg.initFailure.error;
           progress.info(`Init failed on the node: ${failure}`);
-          progress.info('Node logs follow:');
         }
-        if (msg.log) progress.nodeLog(msg.log.log);
+        // The node streams its log only to callers that proved the init secret (docs/adr/0007).
+        if (msg.log) {
+          if (!sawLog) progress.info('Node logs follow:');
+          sawLog = true;
+          progress.nodeLog(msg.log.log);
+        }
       }
     } catch (err) {
       if (err instanceof InitCommandError) throw err;

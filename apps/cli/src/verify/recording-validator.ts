@@ -7,6 +7,8 @@ import { decodeDocument, findSha256QuoteIndex, type Validator, type Variant } fr
  */
 export class RecordingValidator implements Validator {
   pcrs: Map<number, Buffer> | undefined;
+  /** The peer's raw document (variant reports such as TDX decode it themselves). */
+  document: Uint8Array | undefined;
   outcome: { ok: true } | { ok: false; error: Error } | undefined;
 
   constructor(private readonly inner: Validator) {}
@@ -16,6 +18,7 @@ export class RecordingValidator implements Validator {
   }
 
   async validate(document: Uint8Array, nonce: Uint8Array, signal?: AbortSignal): Promise<Uint8Array> {
+    this.document = document;
     try {
       const doc = decodeDocument(document);
       const quote = doc.attestation?.quotes[findSha256QuoteIndex(doc.attestation)];

@@ -1,13 +1,16 @@
 import { readFile } from 'node:fs/promises';
-import { BootstrapTokenIssuer, ConfigMapStore, decodeComponents, formatBootstrapToken, NodeVersionReader } from '@asterism/k8s';
+import { ConfigMapStore, decodeComponents, formatBootstrapToken, NodeVersionReader, type BootstrapTokenCreator } from '@asterism/k8s';
 import type { components } from '@asterism/proto';
 import type { ComponentsSource, JoinToken, JoinTokenSource } from '../ticket/ports.js';
 import { discoveryHashFromKubeconfig } from './kubeadm-files.js';
 
-/** Bootstrap tokens + discovery data for join tickets (SPEC.md §9.4). */
+/**
+ * Bootstrap tokens + discovery data for join tickets (SPEC.md §9.4). The issuer is normally a
+ * SharedBootstrapTokens pool (docs/adr/0020-shared-bootstrap-tokens.md).
+ */
 export class KubeadmJoinTokens implements JoinTokenSource {
   constructor(
-    private readonly issuer: BootstrapTokenIssuer,
+    private readonly issuer: BootstrapTokenCreator,
     /** Admin kubeconfig whose CA is pinned by joining nodes (`/etc/kubernetes/admin.conf`). */
     private readonly adminKubeconfigPath: string,
     private readonly apiServerEndpoint: string,

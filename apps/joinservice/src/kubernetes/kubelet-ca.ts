@@ -1,16 +1,13 @@
-import 'reflect-metadata';
-import { createPrivateKey, createPublicKey, randomBytes, verify as verifySignature, webcrypto, type KeyObject } from 'node:crypto';
+import { createPublicKey, verify as verifySignature, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { CertificationRequest } from '@peculiar/asn1-csr';
 import { Extensions, id_ce_subjectAltName, Name as AsnName, SubjectAlternativeName } from '@peculiar/asn1-x509';
-import * as x509 from '@peculiar/x509';
 import { AsterismError } from '@asterism/errors';
+import { KubeletCertificateAuthority, KubeletCertificateError } from '@asterism/k8s';
 import type { KubeletCertSigner } from '../ticket/ports.js';
 import type { CsrValidator } from '../ticket/request-validation.js';
-
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
 /** Why a kubelet CSR or the CA files were refused. */
 export class KubeletCaError extends AsterismError<'CSR_INVALID' | 'CA_INVALID'> {}
@@ -95,19 +92,14 @@ export function parseKubeletCsr(der: Uint8Array): KubeletCsr {
   return { nodeName: cn.slice(NODE_PREFIX.length), subjectDer: AsnConvert.serialize(info.subject), publicKey, ips };
 }
 
-const DAY = 24 * 3600 * 1000;
-
 /**
  * The kubelet CA of the joinservice (SPEC.md §9.5): the cluster CA from `<pki>/ca.crt` and
- * `<pki>/ca.key` signs client+server certificates for validated kubelet CSRs.
+ * `<pki>/ca.key` signs client+server certificates for validated kubelet CSRs. The certificate
+ * template has one home, `KubeletCertificateAuthority` of libs/k8s, which the first control plane
+ * uses for its own kubelet too; this class adds the CSR checks.
  */
 export class KubeletCa implements KubeletCertSigner, CsrValidator {
-  private constructor(
-    private readonly caCert: x509.X509Certificate,
-    private readonly signingKey: webcrypto.CryptoKey,
-    private readonly signingAlgorithm: webcrypto.Algorithm | webcrypto.EcdsaParams,
-    private readonly now: () => Date,
-  ) {}
+  private constructor(private readonly authority: KubeletCertificateAuthority) {}
 
   /** Loads `ca.crt` (first PEM block) and `ca.key` (SEC1, PKCS#1 or PKCS#8) from `pkiDir`. */
   static async load(pkiDir: string, now: () => Date = () => new Date()): Promise<KubeletCa> {
@@ -117,28 +109,12 @@ export class KubeletCa implements KubeletCertSigner, CsrValidator {
   }
 
   static async fromPem(certPem: string, keyPem: string, now: () => Date = () => new Date()): Promise<KubeletCa> {
-    const block = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/.exec(certPem)?.[0];
-    if (!block) throw new KubeletCaError('CA_INVALID', 'ca.crt holds no PEM certificate');
-    const keyType = /-----BEGIN ([A-Z ]+)-----/.exec(keyPem)?.[1] ?? '';
-    if (!['EC PRIVATE KEY', 'RSA PRIVATE KEY', 'PRIVATE KEY'].includes(keyType)) throw new KubeletCaError('CA_INVALID', `unsupported key type "${keyType}"`);
-    const key = createPrivateKey(keyPem);
-    const pkcs8 = key.export({ type: 'pkcs8', format: 'der' });
-    let algorithm: webcrypto.RsaHashedImportParams | webcrypto.EcKeyImportParams;
-    let signingAlgorithm: webcrypto.Algorithm | webcrypto.EcdsaParams;
-    if (key.asymmetricKeyType === 'ec') {
-      const curve = key.asymmetricKeyDetails?.namedCurve;
-      const named = curve === 'prime256v1' ? 'P-256' : curve === 'secp384r1' ? 'P-384' : undefined;
-      if (!named) throw new KubeletCaError('CA_INVALID', `unsupported CA curve ${curve}`);
-      algorithm = { name: 'ECDSA', namedCurve: named };
-      signingAlgorithm = { name: 'ECDSA', hash: named === 'P-256' ? 'SHA-256' : 'SHA-384' } as webcrypto.EcdsaParams;
-    } else if (key.asymmetricKeyType === 'rsa') {
-      algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
-      signingAlgorithm = { name: 'RSASSA-PKCS1-v1_5' };
-    } else {
-      throw new KubeletCaError('CA_INVALID', `unsupported CA key algorithm ${key.asymmetricKeyType}`);
+    try {
+      return new KubeletCa(await KubeletCertificateAuthority.fromPem(certPem, keyPem, now));
+    } catch (err) {
+      if (err instanceof KubeletCertificateError) throw new KubeletCaError('CA_INVALID', err.message, { cause: err });
+      throw err;
     }
-    const signingKey = await webcrypto.subtle.importKey('pkcs8', pkcs8, algorithm, false, ['sign']);
-    return new KubeletCa(new x509.X509Certificate(block), signingKey, signingAlgorithm, now);
   }
 
   nodeNameFromCsr(csrDer: Uint8Array): string {
@@ -147,37 +123,11 @@ export class KubeletCa implements KubeletCertSigner, CsrValidator {
 
   async sign(csrDer: Uint8Array): Promise<Buffer> {
     const csr = parseKubeletCsr(csrDer);
-    const serial = randomBytes(16);
-    serial[0]! &= 0x7f; // positive and < 2^128
-    const now = this.now().getTime();
-    const publicKey = await webcrypto.subtle.importKey('spki', csr.publicKey.export({ type: 'spki', format: 'der' }), spkiAlgorithm(csr.publicKey), true, ['verify']);
-    const cert = await x509.X509CertificateGenerator.create({
-      serialNumber: serial.toString('hex'),
-      subject: new x509.Name(csr.subjectDer),
-      issuer: this.caCert.subjectName,
-      notBefore: new Date(now - 2 * 3600 * 1000),
-      notAfter: new Date(now + 365 * DAY),
-      publicKey,
-      signingKey: this.signingKey,
-      signingAlgorithm: this.signingAlgorithm,
-      extensions: [
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth, x509.ExtendedKeyUsage.serverAuth]),
-        new x509.BasicConstraintsExtension(false, undefined, true),
-        ...(csr.ips.length ? [new x509.SubjectAlternativeNameExtension(csr.ips.map((ip) => ({ type: 'ip' as const, value: ip })))] : []),
-      ],
-    });
-    return Buffer.from(cert.toString('pem') + '\n');
+    try {
+      return await this.authority.issue(csr);
+    } catch (err) {
+      if (err instanceof KubeletCertificateError) throw new KubeletCaError('CSR_INVALID', err.message, { cause: err });
+      throw err;
+    }
   }
 }
-
-function spkiAlgorithm(key: KeyObject): webcrypto.RsaHashedImportParams | webcrypto.EcKeyImportParams | webcrypto.Algorithm {
-  if (key.asymmetricKeyType === 'ec') {
-    const curve = key.asymmetricKeyDetails?.namedCurve;
-    return { name: 'ECDSA', namedCurve: curve === 'secp384r1' ? 'P-384' : curve === 'secp521r1' ? 'P-521' : 'P-256' };
-  }
-  if (key.asymmetricKeyType === 'rsa') return { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
-  if (key.asymmetricKeyType === 'ed25519') return { name: 'Ed25519' };
-  throw new KubeletCaError('CSR_INVALID', `unsupported CSR key type ${key.asymmetricKeyType}`);
-}
-

@@ -1,3 +1,4 @@
+import { k8sCompliantHostname } from '@asterism/k8s';
 import type { join } from '@asterism/proto';
 import { JoinError } from './errors.js';
 
@@ -60,6 +61,16 @@ export function validateJoinRequest(req: join.IssueJoinTicketRequest, csr: CsrVa
     nodeName = csr.nodeNameFromCsr(req.certificateRequest);
   } catch (err) {
     throw new JoinError('INVALID_REQUEST', `certificate_request: ${(err as Error).message}`, { details: { field: 'certificate_request' }, cause: err });
+  }
+  // The name becomes a Kubernetes object name (JoiningNode) and the kubelet's identity: refuse
+  // what Kubernetes would refuse, before keys, tokens or certificates exist (issue 15).
+  try {
+    k8sCompliantHostname(nodeName);
+  } catch (err) {
+    throw new JoinError('INVALID_REQUEST', `certificate_request: node name ${JSON.stringify(nodeName.slice(0, 64))} is not a valid Kubernetes node name`, {
+      details: { field: 'certificate_request' },
+      cause: err,
+    });
   }
   if (req.hostPublicKey.length === 0) throw invalid('host_public_key is empty', 'host_public_key');
   if (req.hostPublicKey.length > MAX_HOST_KEY_BYTES) throw invalid(`host_public_key is larger than ${MAX_HOST_KEY_BYTES} bytes`, 'host_public_key');

@@ -69,8 +69,9 @@ function stubs(overrides: Partial<TicketIssuerDeps> = {}) {
     },
     csrValidator: {
       nodeNameFromCsr(der) {
-        if (Buffer.from(der).toString() !== 'csr:node') throw new Error('CN must start with system:node:');
-        return 'node';
+        const text = Buffer.from(der).toString();
+        if (!text.startsWith('csr:')) throw new Error('CN must start with system:node:');
+        return text.slice(4);
       },
     },
     hostKeyValidator: {
@@ -148,6 +149,9 @@ describe('TicketIssuer.issueJoinTicket', () => {
     ['bad host key', { hostPublicKey: Buffer.from('nope') }, /host_public_key: not an SSH public key/],
     ['principal with a comma', { hostCertificatePrincipals: ['a,b'] }, /invalid host certificate principal/],
     ['too many principals', { hostCertificatePrincipals: Array.from({ length: 65 }, (_, i) => `p${i}`) }, /more than 64/],
+    ['node name with a path (system:node:../../etc)', { certificateRequest: Buffer.from('csr:../../etc') }, /not a valid Kubernetes node name/],
+    ['node name with a slash', { certificateRequest: Buffer.from('csr:a/b') }, /not a valid Kubernetes node name/],
+    ['node name longer than 253', { certificateRequest: Buffer.from(`csr:${'a'.repeat(254)}`) }, /not a valid Kubernetes node name/],
   ];
   for (const [name, over, message] of invalid) {
     it(`rejects ${name} with INVALID_REQUEST before any key or Kubernetes call`, async () => {
@@ -165,6 +169,8 @@ describe('TicketIssuer.issueJoinTicket', () => {
     ['components error', (s) => (s.deps.components.components = () => Promise.reject(new Error('x'))), 'KUBERNETES_UNAVAILABLE', /getting components/],
     ['certificate error', (s) => (s.deps.kubeletCa = { sign: () => Promise.reject(new Error('x')) }), 'INTERNAL', /generating kubelet certificate/],
     ['joining node error', (s) => (s.deps.joiningNodes = { add: () => Promise.reject(new Error('x')) }), 'KUBERNETES_UNAVAILABLE', /adding node to joining nodes/],
+    ['apiserver refusing the object (422)', (s) => (s.deps.joiningNodes = { add: () => Promise.reject(new K8sError('K8S_INVALID', 'invalid name')) }), 'INVALID_REQUEST', /adding node to joining nodes: invalid name/],
+    ['apiserver refusing our credentials (403)', (s) => (s.deps.tokens = { createJoinToken: () => Promise.reject(new K8sError('K8S_FORBIDDEN', 'forbidden')) }), 'INTERNAL', /forbidden/],
   ];
   for (const [name, mutate, code, message] of failures) {
     it(`maps ${name} to ${code}`, async () => {
@@ -183,6 +189,43 @@ describe('TicketIssuer.issueJoinTicket', () => {
     const s = stubs({ controlPlaneFiles: { read: () => Promise.reject(new Error('ca.key missing')) } });
     await assert.rejects(new TicketIssuer(s.deps).issueJoinTicket(request({ isControlPlane: true }), ctx), /loading control-plane certificates and keys: ca.key missing/);
     await new TicketIssuer(s.deps).issueJoinTicket(request(), ctx);
+  });
+});
+
+describe('TicketIssuer outbound deadlines (a frozen keyservice or apiserver)', () => {
+  const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
+  const frozen: Array<[string, (s: ReturnType<typeof stubs>) => void, string, RegExp]> = [
+    ['keyservice', (s) => (s.deps.keys = { getDataKey: () => never() }), 'KEYSERVICE_UNAVAILABLE', /getting measurement secret: no answer within 50 ms/],
+    ['apiserver (bootstrap token)', (s) => (s.deps.tokens = { createJoinToken: () => never() }), 'KUBERNETES_UNAVAILABLE', /generating Kubernetes join arguments: no answer within 50 ms/],
+    ['apiserver (components)', (s) => (s.deps.components.componentsReference = () => never()), 'KUBERNETES_UNAVAILABLE', /getting components ConfigMap name: no answer/],
+    ['apiserver (JoiningNode)', (s) => (s.deps.joiningNodes = { add: () => never() }), 'KUBERNETES_UNAVAILABLE', /adding node to joining nodes: no answer/],
+  ];
+  for (const [name, freeze, code, message] of frozen) {
+    it(`a frozen ${name} fails the ticket with ${code} after the deadline`, async () => {
+      const s = stubs({ outboundTimeoutMs: 50 });
+      freeze(s);
+      const started = Date.now();
+      await assert.rejects(new TicketIssuer(s.deps).issueJoinTicket(request(), ctx), (e: unknown) => e instanceof JoinError && e.code === code && message.test(e.message));
+      assert.ok(Date.now() - started < 2000);
+    });
+  }
+
+  it('a frozen certSANs read only costs its deadline: the ticket is still issued', async () => {
+    const s = stubs({ outboundTimeoutMs: 50, certSans: { certSans: () => never() } });
+    const res = await new TicketIssuer(s.deps).issueJoinTicket(request(), ctx);
+    assert.ok(res.token);
+  });
+
+  it('a client cancelling stops the wait at once', async () => {
+    const s = stubs({ outboundTimeoutMs: 60_000, keys: { getDataKey: () => never() } });
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 20);
+    await assert.rejects(new TicketIssuer(s.deps).issueJoinTicket(request(), { ...ctx, signal: abort.signal }), /cancelled by the client/);
+  });
+
+  it('rejoin tickets have the same deadline', async () => {
+    const s = stubs({ outboundTimeoutMs: 50, keys: { getDataKey: () => never() } });
+    await assert.rejects(new TicketIssuer(s.deps).issueRejoinTicket({ diskUuid: UUID }, ctx), (e: unknown) => e instanceof JoinError && e.code === 'KEYSERVICE_UNAVAILABLE');
   });
 });
 

@@ -33,7 +33,12 @@ export interface TicketIssuerDeps {
   /** The measurement salt from `join-config` (raw bytes). */
   measurementSalt: Buffer;
   logger: Logger;
+  /** Deadline of each outbound call of a ticket (keyservice, Kubernetes API, signers). Default 10 s. */
+  outboundTimeoutMs?: number;
 }
+
+/** Default deadline of one outbound call: a join waits at most a few of these, not forever. */
+export const OUTBOUND_TIMEOUT_MS = 10_000;
 
 /** Per-request context: the peer address (fallback SSH principal) and a join id for logs. */
 export interface TicketContext {
@@ -50,6 +55,10 @@ function step(code: 'KEYSERVICE_UNAVAILABLE' | 'KUBERNETES_UNAVAILABLE' | 'INTER
       throw new JoinError('CONTROL_PLANE_JOIN_IN_PROGRESS', `${context}: ${err.message}`, { cause: err });
     }
     const text = err instanceof Error ? err.message : String(err);
+    // The apiserver refusing an object built from the request is the request's fault; refusing
+    // our credentials is ours. Neither gets better by retrying, so neither is UNAVAILABLE.
+    if (isAsterismError(err, 'K8S_INVALID', 'NODE_NAME_INVALID')) throw new JoinError('INVALID_REQUEST', `${context}: ${text}`, { cause: err });
+    if (isAsterismError(err, 'K8S_FORBIDDEN', 'K8S_CONFIG_INVALID')) throw new JoinError('INTERNAL', `${context}: ${text}`, { cause: err });
     throw new JoinError(code, `${context}: ${text}`, { cause: err });
   };
 }
@@ -61,6 +70,38 @@ function step(code: 'KEYSERVICE_UNAVAILABLE' | 'KUBERNETES_UNAVAILABLE' | 'INTER
 export class TicketIssuer {
   constructor(private readonly deps: TicketIssuerDeps) {}
 
+  /**
+   * Runs one outbound call under its own deadline and the request's signal. A frozen keyservice or
+   * apiserver used to hold a join handler forever; now the call fails with the step's code
+   * (UNAVAILABLE for the keyservice and Kubernetes: retrying later may work). The abandoned promise
+   * is left to settle on its own; `run` gets a signal so callees that can cancel do.
+   */
+  #out<T>(code: 'KEYSERVICE_UNAVAILABLE' | 'KUBERNETES_UNAVAILABLE' | 'INTERNAL', context: string, ctx: TicketContext, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const timeoutMs = this.deps.outboundTimeoutMs ?? OUTBOUND_TIMEOUT_MS;
+    const local = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    let onCancel = (): void => undefined;
+    const stopped = new Promise<never>((_, reject) => {
+      // A ref'd timer (unlike AbortSignal.timeout): the deadline must fire even in an idle process.
+      timer = setTimeout(() => {
+        local.abort();
+        reject(new Error(`no answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+      onCancel = () => {
+        local.abort();
+        reject(new Error('request cancelled by the client'));
+      };
+      if (ctx.signal?.aborted) onCancel();
+      else ctx.signal?.addEventListener('abort', onCancel, { once: true });
+    });
+    return Promise.race([run(local.signal), stopped])
+      .catch(step(code, context))
+      .finally(() => {
+        clearTimeout(timer);
+        ctx.signal?.removeEventListener('abort', onCancel);
+      });
+  }
+
   /** IssueJoinTicket. */
   async issueJoinTicket(req: join.IssueJoinTicketRequest, ctx: TicketContext): Promise<join.IssueJoinTicketResponse> {
     const d = this.deps;
@@ -68,30 +109,30 @@ export class TicketIssuer {
     const valid = validateJoinRequest(req, d.csrValidator, d.hostKeyValidator);
     log.info('issuing join ticket', { nodeName: valid.nodeName, isControlPlane: valid.isControlPlane, diskUuid: valid.diskUuid });
 
-    const measurementSecret = await d.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, ctx.signal).catch(step('KEYSERVICE_UNAVAILABLE', 'getting measurement secret'));
-    const stateDiskKey = await d.keys.getDataKey(valid.diskUuid, STATE_DISK_KEY_LENGTH, ctx.signal).catch(step('KEYSERVICE_UNAVAILABLE', 'getting key for stateful disk'));
-    const sshSeed = await d.keys.getDataKey(SSH_CA_KEY_SUFFIX, 32, ctx.signal).catch(step('KEYSERVICE_UNAVAILABLE', 'getting emergency SSH CA seed material'));
+    const measurementSecret = await this.#out('KEYSERVICE_UNAVAILABLE', 'getting measurement secret', ctx, (sig) => d.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig));
+    const stateDiskKey = await this.#out('KEYSERVICE_UNAVAILABLE', 'getting key for stateful disk', ctx, (sig) => d.keys.getDataKey(valid.diskUuid, STATE_DISK_KEY_LENGTH, sig));
+    const sshSeed = await this.#out('KEYSERVICE_UNAVAILABLE', 'getting emergency SSH CA seed material', ctx, (sig) => d.keys.getDataKey(SSH_CA_KEY_SUFFIX, 32, sig));
 
     let principals = [...valid.principals];
     try {
-      principals.push(...(await d.certSans.certSans()));
+      principals.push(...(await this.#out('INTERNAL', 'reading apiServer certSANs', ctx, () => d.certSans.certSans())));
     } catch (err) {
       log.warn('reading apiServer certSANs failed, using the requested principals only', { err });
     }
     principals = [...new Set(principals.filter((p) => p !== ''))];
     if (principals.length === 0) principals = [ctx.peer || 'unknown'];
 
-    const ssh = await d.sshCa.sign(sshSeed, valid.hostPublicKey, principals).catch(step('INTERNAL', 'generating and signing SSH host key'));
-    const token = await d.tokens.createJoinToken(JOIN_TOKEN_TTL_MS).catch(step('KUBERNETES_UNAVAILABLE', 'generating Kubernetes join arguments'));
-    const componentsRef = await d.components.componentsReference().catch(step('KUBERNETES_UNAVAILABLE', 'getting components ConfigMap name'));
-    const components = await d.components.components(componentsRef).catch(step('KUBERNETES_UNAVAILABLE', 'getting components'));
-    const kubeletCert = await d.kubeletCa.sign(valid.csrDer).catch(step('INTERNAL', 'generating kubelet certificate'));
+    const ssh = await this.#out('INTERNAL', 'generating and signing SSH host key', ctx, () => d.sshCa.sign(sshSeed, valid.hostPublicKey, principals));
+    const token = await this.#out('KUBERNETES_UNAVAILABLE', 'generating Kubernetes join arguments', ctx, () => d.tokens.createJoinToken(JOIN_TOKEN_TTL_MS));
+    const componentsRef = await this.#out('KUBERNETES_UNAVAILABLE', 'getting components ConfigMap name', ctx, () => d.components.componentsReference());
+    const components = await this.#out('KUBERNETES_UNAVAILABLE', 'getting components', ctx, () => d.components.components(componentsRef));
+    const kubeletCert = await this.#out('INTERNAL', 'generating kubelet certificate', ctx, () => d.kubeletCa.sign(valid.csrDer));
     const controlPlaneFiles = valid.isControlPlane
-      ? await d.controlPlaneFiles.read().catch(step('INTERNAL', 'loading control-plane certificates and keys'))
+      ? await this.#out('INTERNAL', 'loading control-plane certificates and keys', ctx, () => d.controlPlaneFiles.read())
       : [];
-    await d.joiningNodes
-      .add({ nodeName: valid.nodeName, componentsReference: componentsRef, isControlPlane: valid.isControlPlane })
-      .catch(step('KUBERNETES_UNAVAILABLE', 'adding node to joining nodes'));
+    await this.#out('KUBERNETES_UNAVAILABLE', 'adding node to joining nodes', ctx, () =>
+      d.joiningNodes.add({ nodeName: valid.nodeName, componentsReference: componentsRef, isControlPlane: valid.isControlPlane }),
+    );
 
     log.info('join ticket issued', { nodeName: valid.nodeName, isControlPlane: valid.isControlPlane, controlPlaneFiles: controlPlaneFiles.length });
     return {
@@ -115,12 +156,8 @@ export class TicketIssuer {
     const log = this.deps.logger.child({ joinId: ctx.joinId });
     validateDiskUuid(req.diskUuid);
     log.info('issuing rejoin ticket', { diskUuid: req.diskUuid });
-    const measurementSecret = await this.deps.keys
-      .getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, ctx.signal)
-      .catch(step('KEYSERVICE_UNAVAILABLE', 'unable to get measurement secret'));
-    const stateDiskKey = await this.deps.keys
-      .getDataKey(req.diskUuid, STATE_DISK_KEY_LENGTH, ctx.signal)
-      .catch(step('KEYSERVICE_UNAVAILABLE', 'unable to get key for stateful disk'));
+    const measurementSecret = await this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get measurement secret', ctx, (sig) => this.deps.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig));
+    const stateDiskKey = await this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get key for stateful disk', ctx, (sig) => this.deps.keys.getDataKey(req.diskUuid, STATE_DISK_KEY_LENGTH, sig));
     log.info('rejoin ticket issued');
     return { stateDiskKey, measurementSecret };
   }

@@ -55,7 +55,8 @@ export interface VtpmAttestationDocument {
   userData: Buffer;
 }
 
-type JsonNode =
+/** A parsed JSON value that keeps its source tokens (64-bit numbers survive). */
+export type JsonNode =
   | { kind: 'object'; entries: Array<[key: string, value: JsonNode, rawKey: string]> }
   | { kind: 'array'; items: JsonNode[] }
   | { kind: 'string'; value: string; raw: string }
@@ -65,7 +66,7 @@ const MAX_DEPTH = 64;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 
 /** Strict RFC 8259 parser keeping member order, duplicates and each token's source text. */
-class JsonParser {
+export class JsonParser {
   private pos = 0;
   constructor(private readonly text: string) {}
 
@@ -181,20 +182,23 @@ function rawJson(n: JsonNode): string {
 const malformed = (path: string, why: string) => new AttestationError('DOCUMENT_MALFORMED', `field ${path}: ${why}`, { details: { field: path } });
 
 /** Member lookup like Go: keys match case-insensitively and the last match wins. */
-function member(obj: JsonNode & { kind: 'object' }, name: string): JsonNode | undefined {
+export function member(obj: JsonNode & { kind: 'object' }, name: string): JsonNode | undefined {
   let found: JsonNode | undefined;
   for (const [k, v] of obj.entries) if (k.toLowerCase() === name.toLowerCase()) found = v;
   return found;
 }
 
-const isNil = (n: JsonNode | undefined): n is undefined | { kind: 'null'; raw: string } => n === undefined || n.kind === 'null';
+/** Absent or JSON null (Go's nil). */
+export const isNil = (n: JsonNode | undefined): n is undefined | { kind: 'null'; raw: string } => n === undefined || n.kind === 'null';
 
-function object(n: JsonNode, path: string): JsonNode & { kind: 'object' } {
+/** The node as an object, or DOCUMENT_MALFORMED naming `path`. */
+export function object(n: JsonNode, path: string): JsonNode & { kind: 'object' } {
   if (n.kind !== 'object') throw malformed(path, `expected an object, got ${n.kind}`);
   return n;
 }
 
-function bytes(n: JsonNode | undefined, path: string): Buffer {
+/** A Go []byte field (base64 string; null/absent = empty), or DOCUMENT_MALFORMED naming `path`. */
+export function bytes(n: JsonNode | undefined, path: string): Buffer {
   if (isNil(n)) return Buffer.alloc(0);
   if (n.kind !== 'string') throw malformed(path, `expected a base64 string, got ${n.kind}`);
   return goBytes(n.value, path);

@@ -5,7 +5,7 @@
  * variant's instance info, written as the Go-JSON document.
  */
 import { createHash } from 'node:crypto';
-import { HASH_INFO, range, TpmError, type Hierarchy, type TpmClient } from '@asterism/tpm';
+import { HASH_INFO, range, TpmError, type Hierarchy, type TpmClient, type TpmtPublic } from '@asterism/tpm';
 import { AttestationError } from '../errors.js';
 import { makeExtraData, makeTpmNonce } from '../extra-data.js';
 import type { Issuer } from '../interfaces.js';
@@ -15,6 +15,18 @@ import { encodeDocument, type TpmQuote } from './document.js';
 /** Opens (or hands out) the TPM for one issue call. */
 export type TpmOpener = () => Promise<TpmClient>;
 
+/** The attestation key an issue call quotes with. */
+export interface LoadedAttestationKey {
+  readonly handle: number;
+  /** TPMT_PUBLIC bytes (the document's `ak_pub`). */
+  readonly publicBytes: Buffer;
+  readonly public: TpmtPublic;
+  /** DER certificate of the AK, if the platform has one (the document's `ak_cert`). */
+  readonly cert?: Buffer;
+  /** Whether the handle is transient and must be flushed after use (persistent keys stay). */
+  readonly transient: boolean;
+}
+
 /** Variant-specific parts of a vTPM issuer. */
 export interface VtpmIssuerOptions {
   readonly variant: Variant;
@@ -22,8 +34,10 @@ export interface VtpmIssuerOptions {
   /** Attestation key template (go-tpm-tools AKTemplateRSA / AKTemplateECC). */
   readonly akKind: 'rsa' | 'ecc';
   readonly akHierarchy?: Hierarchy;
-  /** Variant instance info; `null` is Go's nil (qemu-vtpm). May embed extraData. */
-  readonly instanceInfo?: (tpm: TpmClient, extraData: Buffer, signal?: AbortSignal) => Promise<Buffer | null>;
+  /** Loads the AK another way than from the template (a persistent or NV-defined key). */
+  readonly loadAttestationKey?: (tpm: TpmClient) => Promise<LoadedAttestationKey>;
+  /** Variant instance info; `null` is Go's nil (qemu-vtpm). May embed extraData or bind the AK. */
+  readonly instanceInfo?: (tpm: TpmClient, extraData: Buffer, signal: AbortSignal | undefined, ak: LoadedAttestationKey) => Promise<Buffer | null>;
   /** The raw TCG event log, if the platform has one (e.g. /sys/kernel/security/tpm0/binary_bios_measurements). */
   readonly eventLog?: () => Promise<Buffer>;
 }
@@ -60,9 +74,11 @@ export class VtpmIssuer implements Issuer {
 
   private async issueWith(tpm: TpmClient, userData: Uint8Array, nonce: Uint8Array, signal?: AbortSignal): Promise<Uint8Array> {
     signal?.throwIfAborted();
-    let ak;
+    let ak: LoadedAttestationKey;
     try {
-      ak = await tpm.createAttestationKey(this.options.akKind, this.options.akHierarchy ?? 'owner');
+      ak = this.options.loadAttestationKey
+        ? await this.options.loadAttestationKey(tpm)
+        : { ...(await tpm.createAttestationKey(this.options.akKind, this.options.akHierarchy ?? 'owner')), transient: true };
     } catch (err) {
       throw fail('loading attestation key', err);
     }
@@ -70,7 +86,7 @@ export class VtpmIssuer implements Issuer {
       const extraData = makeExtraData(userData, nonce);
       let instanceInfo: Buffer | null;
       try {
-        instanceInfo = this.options.instanceInfo ? await this.options.instanceInfo(tpm, extraData, signal) : null;
+        instanceInfo = this.options.instanceInfo ? await this.options.instanceInfo(tpm, extraData, signal, ak) : null;
       } catch (err) {
         throw fail('fetching instance info', err);
       }
@@ -86,12 +102,12 @@ export class VtpmIssuer implements Issuer {
         throw fail('creating attestation', err);
       }
       return encodeDocument({
-        attestation: { akPub: ak.publicBytes, quotes, eventLog, instanceInfo: null, canonicalEventLog: Buffer.alloc(0), akCert: Buffer.alloc(0), intermediateCerts: [], teeAttestation: null },
+        attestation: { akPub: ak.publicBytes, quotes, eventLog, instanceInfo: null, canonicalEventLog: Buffer.alloc(0), akCert: ak.cert ?? Buffer.alloc(0), intermediateCerts: [], teeAttestation: null },
         instanceInfo,
         userData: Buffer.from(userData),
       });
     } finally {
-      await tpm.flushContext(ak.handle).catch(() => undefined);
+      if (ak.transient) await tpm.flushContext(ak.handle).catch(() => undefined);
     }
   }
 }

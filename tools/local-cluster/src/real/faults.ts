@@ -6,7 +6,7 @@
  */
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildLocalImages } from '@asterism/deploy';
+import { DEFAULT_IMAGE_DIR, type ImageManifest } from '@asterism/deploy';
 import { readState, writeState } from '../cluster.js';
 import { ClusterLayout, type NodeSpec } from '../layout.js';
 import { resetTpm } from '../machine.js';
@@ -15,6 +15,11 @@ import { writeMetadataFile } from '../metadata-file.js';
 import { destroyNodeCgroups } from './cgroups.js';
 import { LocalNetwork, nodeAddress } from './network.js';
 import { bootRealNode, startNodeSupervisor } from './real-cluster.js';
+
+/** The images `up` built (a fault must not rebuild them while a node joins). */
+async function builtImages(): Promise<ImageManifest> {
+  return JSON.parse(await readFile(join(DEFAULT_IMAGE_DIR, 'images.json'), 'utf8')) as ImageManifest;
+}
 
 async function loadCluster(root: string) {
   const layout = new ClusterLayout(root);
@@ -35,7 +40,7 @@ export async function rebootRealNode(root: string, name: string): Promise<void> 
   for (const entry of await readdir(run)) if (entry !== 'state') await rm(join(run, entry), { recursive: true, force: true });
   await resetTpm(layout, name);
   await measureBoot(layout.tpmSocket(name), { tamper: node.tampered ?? false });
-  const images = await buildLocalImages({ k8sBinDir: state.binDir });
+  const images = await builtImages();
   node.bootstrapper = await startNodeSupervisor(layout, node, index, state.binDir, images);
   await writeState(layout, state);
 }
@@ -49,7 +54,7 @@ export async function addRealNode(root: string, name: string, opts: { tamper?: b
   const metadata = JSON.parse(await readFile(layout.metadataFile, 'utf8')) as { initSecretHash: string };
   await writeMetadataFile(layout.metadataFile, [...state.nodes, node], metadata.initSecretHash);
   await new LocalNetwork().addNode(address);
-  const images = await buildLocalImages({ k8sBinDir: state.binDir });
+  const images = await builtImages();
   state.nodes.push(await bootRealNode(layout, node, index, state.binDir, images, opts.tamper ?? false));
   await writeState(layout, state);
   return node;

@@ -61,9 +61,8 @@ const defaultExec: Exec = async (cmd, args) => {
 export class LocalNetwork {
   constructor(private readonly exec: Exec = defaultExec) {}
 
-  /** The router namespace and its bridge (idempotent: an existing router is reused). */
+  /** The router namespace and its bridge; fails if it exists (one real cluster per machine). */
   async createRouter(): Promise<void> {
-    if (namespaceExists(NETWORK.routerNamespace)) return;
     const ns = NETWORK.routerNamespace;
     await this.exec('ip', ['netns', 'add', ns]);
     await this.ipIn(ns, ['link', 'set', 'lo', 'up']);
@@ -88,9 +87,9 @@ export class LocalNetwork {
     await this.ipIn(NETWORK.routerNamespace, ['route', 'replace', node.podSubnet, 'via', node.ip]);
   }
 
-  /** Deletes every namespace this module made (their veths go with them). */
-  async removeAll(nodeNamespaces: string[]): Promise<void> {
-    for (const ns of [...nodeNamespaces, NETWORK.routerNamespace]) {
+  /** Deletes node namespaces (their veths go with them) and, with `router`, the router namespace. */
+  async removeAll(nodeNamespaces: string[], router = true): Promise<void> {
+    for (const ns of [...nodeNamespaces, ...(router ? [NETWORK.routerNamespace] : [])]) {
       if (namespaceExists(ns)) await this.exec('ip', ['netns', 'del', ns]);
     }
   }

@@ -24,15 +24,16 @@ describe('real node runtime building blocks', () => {
   it('wires a node: namespace, veth into the router bridge, address, default route, pod route', async () => {
     const calls: string[] = [];
     const net = new LocalNetwork(async (cmd, args) => void calls.push([cmd, ...args].join(' ')));
-    await net.addNode(nodeAddress('worker-0', 1));
+    // A name no running cluster uses: addNode first deletes a namespace of the same name if it exists.
+    await net.addNode(nodeAddress('unit-test-node', 1));
     assert.deepEqual(calls.filter((c) => !c.includes('sysctl')), [
-      'ip netns add asterism-worker-0',
-      'ip -n asterism-worker-0 link set lo up',
-      `ip -n ${NETWORK.routerNamespace} link add ast-v1 type veth peer name eth0 netns asterism-worker-0`,
+      'ip netns add asterism-unit-test-node',
+      'ip -n asterism-unit-test-node link set lo up',
+      `ip -n ${NETWORK.routerNamespace} link add ast-v1 type veth peer name eth0 netns asterism-unit-test-node`,
       `ip -n ${NETWORK.routerNamespace} link set ast-v1 master ast0 up`,
-      'ip -n asterism-worker-0 addr add 10.42.0.11/24 dev eth0',
-      'ip -n asterism-worker-0 link set eth0 up',
-      'ip -n asterism-worker-0 route add default via 10.42.0.1',
+      'ip -n asterism-unit-test-node addr add 10.42.0.11/24 dev eth0',
+      'ip -n asterism-unit-test-node link set eth0 up',
+      'ip -n asterism-unit-test-node route add default via 10.42.0.1',
       `ip -n ${NETWORK.routerNamespace} route replace 10.244.1.0/24 via 10.42.0.11`,
     ]);
   });

@@ -67,7 +67,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   const layout = new ClusterLayout(o.root);
   const existing = await readState(layout);
   if (existing?.nodes.some((n) => alive(n.bootstrapper)) || namespaceExists(NETWORK.routerNamespace)) {
-    throw new Error(`a local cluster is already running (${layout.root} or network ${NETWORK.routerNamespace}); run "down" first`);
+    throw new ClusterBusyError(`a local cluster is already running (${layout.root} or network ${NETWORK.routerNamespace}); run "down" first`);
   }
   await rm(layout.root, { recursive: true, force: true });
   await mkdir(layout.workspace, { recursive: true, mode: 0o700 });
@@ -81,7 +81,10 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   await writeState(layout, state);
   const network = new LocalNetwork();
   await stage(say, 'network', async () => {
-    await network.createRouter();
+    // Creating the router namespace is the machine-wide claim: it fails if another `up` won.
+    await network.createRouter().catch((err: unknown) => {
+      throw new ClusterBusyError(`another local cluster holds the network ${NETWORK.routerNamespace}: ${(err as Error).message}`);
+    });
     for (const [i, n] of nodes.entries()) await network.addNode(nodeAddress(n.name, i));
   });
   for (const [i, node] of nodes.entries()) {
@@ -194,13 +197,17 @@ async function waitForReady(kubeconfig: string, name: string, timeoutMs: number)
   }
 }
 
+/** Thrown by {@link upReal} when another real cluster (any checkout) holds the network. */
+export class ClusterBusyError extends Error {}
+
 /**
- * `down` of the kubeadm backend: every process in every node cgroup (supervisors, containerd,
- * shims, containers, kubelets, bootstrappers), the forwards and vTPMs, the namespaces (their
- * veths and mounts go with them), the cgroups, and the cluster folder. Also cleans up what a
- * crashed `up` left without a state file.
+ * `down` of the kubeadm backend: every process in the cluster's node cgroups (supervisors,
+ * containerd, shims, containers, kubelets, bootstrappers), the forwards and vTPMs, the namespaces
+ * (their veths and mounts go with them), the cgroups, and the cluster folder. Only what this
+ * folder's state names is touched, so a cluster of another checkout survives; `orphans: true`
+ * (the CLI's `down` without a state file) also removes what a crashed `up` left on this machine.
  */
-export async function downReal(root: string, opts: { keep?: boolean } = {}): Promise<number> {
+export async function downReal(root: string, opts: { keep?: boolean; orphans?: boolean } = {}): Promise<number> {
   const layout = new ClusterLayout(root);
   const state = await readState(layout);
   let stopped = 0;
@@ -210,11 +217,12 @@ export async function downReal(root: string, opts: { keep?: boolean } = {}): Pro
     await stopDetached(pid, graceMs);
   };
   for (const f of state?.forwards ?? []) for (const pid of f.pids) await stop(pid, 2000);
-  const nodeNames = new Set([...(state?.nodes ?? []).map((n) => n.name), ...leftoverNodeCgroups()]);
+  const nodeNames = new Set([...(state?.nodes ?? []).map((n) => n.name), ...(opts.orphans ? leftoverNodeCgroups() : [])]);
   for (const name of nodeNames) stopped += await destroyNodeCgroups(name);
   for (const n of state?.nodes ?? []) await stop(n.swtpm, 5000);
-  const namespaces = readdirSafe('/run/netns').filter((ns) => ns.startsWith(NETWORK.nodeNamespacePrefix));
-  await new LocalNetwork().removeAll(namespaces.filter((ns) => ns !== NETWORK.routerNamespace));
+  const ours = (ns: string) => opts.orphans || [...nodeNames].some((n) => nodeAddress(n, 0).namespace === ns);
+  const namespaces = readdirSafe('/run/netns').filter((ns) => ns.startsWith(NETWORK.nodeNamespacePrefix) && ns !== NETWORK.routerNamespace && ours(ns));
+  await new LocalNetwork().removeAll(namespaces, state !== undefined || opts.orphans === true);
   if (!opts.keep) await rm(layout.root, { recursive: true, force: true });
   return stopped;
 }

@@ -28,6 +28,21 @@ export class PeerRateLimiter {
     return ok;
   }
 
+  /** Gives back the token of a request that turned out not to count (e.g. a correct secret). */
+  refund(peer: string): void {
+    const b = this.#buckets.get(peerHost(peer));
+    if (b) b.tokens = Math.min(this.burst, b.tokens + 1);
+  }
+
+  /** Seconds until `peer` has a token again (0 when it has one now). */
+  retryAfterSeconds(peer: string): number {
+    const b = this.#buckets.get(peerHost(peer));
+    if (!b || this.perSecond <= 0) return 0;
+    const tokens = Math.min(this.burst, b.tokens + ((this.now() - b.at) / 1000) * this.perSecond);
+    return tokens >= 1 ? 0 : Math.ceil((1 - tokens) / this.perSecond);
+  }
+
+  /** Number of peers tracked. */
   get size(): number {
     return this.#buckets.size;
   }

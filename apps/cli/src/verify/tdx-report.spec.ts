@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { encodeTdxDocument, parseTdxQuote } from '@asterism/attestation';
+import { tdxVector, vectorCollateral } from '@asterism/attestation/testing';
+import { formatTdxReport, RecordingTdxVerifier, tdBodyOf } from './tdx-report.js';
+
+const quote = tdxVector('quote-v4-spr.dat');
+const collateral = vectorCollateral();
+
+describe('asterism verify: TDX report', () => {
+  const body = tdBodyOf(encodeTdxDocument({ rawQuote: quote, userData: Buffer.alloc(0) }))!;
+
+  it('finds the TD body in a qemu-tdx document and prints MRTD + RTMR0..3 as indices 0..4', () => {
+    const text = formatTdxReport(body, undefined);
+    assert.match(text, new RegExp(` {2}0 {2}MRTD {3}${body.mrTd.toString('hex')}`));
+    assert.match(text, new RegExp(` {2}3 {2}RTMR2 {2}${body.rtmrs[2].toString('hex')}`));
+    assert.match(text, /TEE TCB SVN {2}03000400000000000000000000000000/);
+    assert.equal(tdBodyOf(Buffer.from('{"not":"tdx"}')), undefined);
+  });
+
+  it('prints the failing DCAP check with its code and fields (real quote, June 2023 collateral)', () => {
+    const rec = new RecordingTdxVerifier();
+    assert.throws(() => rec.verify(parseTdxQuote(quote), collateral, new Date('2023-06-20T00:00:00Z')));
+    assert.match(formatTdxReport(body, rec.last), /DCAP: failing check TCB_LEVEL_NOT_FOUND: .*"teeTcbSvn":"03000400000000000000000000000000"/);
+    assert.throws(() => rec.verify(parseTdxQuote(quote), collateral, new Date('2026-01-01T00:00:00Z')));
+    assert.match(formatTdxReport(body, rec.last), /failing check COLLATERAL_EXPIRED/);
+  });
+
+  it('prints the TCB status of a verified quote', () => {
+    const rec = new RecordingTdxVerifier({
+      verify: (q) => ({ quote: q, fmspc: '50806f000000', pckIssuer: 'Intel SGX PCK Platform CA', tcb: { status: 'SWHardeningNeeded', platformStatus: 'SWHardeningNeeded', qeStatus: 'UpToDate', moduleStatus: undefined, tcbDate: '2023-02-15T00:00:00Z', advisoryIds: ['INTEL-SA-00615'] } }),
+    });
+    rec.verify(parseTdxQuote(quote), collateral, new Date());
+    const text = formatTdxReport(body, rec.last);
+    assert.match(text, /TCB status SWHardeningNeeded \(platform SWHardeningNeeded, QE UpToDate\), TCB date 2023-02-15T00:00:00Z, FMSPC 50806f000000/);
+    assert.match(text, /advisories: INTEL-SA-00615/);
+  });
+});

@@ -1,0 +1,12 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseFlags } from './flags.js';
+
+describe('joinservice flags', () => {
+  const base = ['--cloud-provider=qemu', '--attestation-variant=qemu-tdx'];
+  const cases: { name: string; argv: string[]; offline: boolean }[] = [
+    { name: 'collateral online by default', argv: base, offline: false },
+    { name: '--collateral-offline', argv: [...base, '--collateral-offline'], offline: true },
+  ];
+  for (const c of cases) it(c.name, () => assert.equal(parseFlags(c.argv)!.collateralOffline, c.offline));
+});

@@ -1,0 +1,141 @@
+/**
+ * The `azure-tdx` variant (SPEC.md §5.4; docs/protocol/azure-hcl-report.md): a vTPM document whose
+ * instance info carries the TDX quote over the HCL report's TD report and the HCL runtime data.
+ * The validator trusts the document's AK only when the quote verifies (DCAP, collateral source),
+ * the azure-tdx config policy holds, and the quote's REPORT_DATA binds the runtime data naming
+ * that AK.
+ */
+import { decodePublic, type TpmClient, type TpmtPublic } from '@asterism/tpm';
+import type { AzureTdxConfig } from '../config/types.js';
+import { AttestationError } from '../errors.js';
+import { goBytes, goBytesValue, goField, parseGoJsonObject } from '../go-json.js';
+import type { TdxCollateralSource } from '../tdx/pcs-collateral.js';
+import { platformOf, type TdxQuoteVerifier } from '../tdx/qemu-tdx.js';
+import { parseTdxQuote } from '../tdx/quote.js';
+import { DcapVerifier } from '../tdx/verifier.js';
+import { registerValidator } from '../choose.js';
+import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
+import { Variant } from '../variant.js';
+import type { VtpmAttestationDocument } from '../vtpm/document.js';
+import { VtpmValidator } from '../vtpm/validator.js';
+import { checkHclAkBinding } from './hcl-ak.js';
+import { HCL_REPORT_NV_INDEX, parseTdxHclReport } from './hcl-report.js';
+import { checkAzureTdxPolicy } from './tdx-policy.js';
+
+/** azure-tdx instance info: Go JSON `{"AttestationReport": b64(quote), "RuntimeData": b64}`. */
+export interface AzureTdxInstanceInfo {
+  attestationReport: Buffer;
+  runtimeData: Buffer;
+}
+
+/** Encodes the instance info. */
+export function encodeAzureTdxInstanceInfo(info: AzureTdxInstanceInfo): Buffer {
+  return Buffer.from(JSON.stringify({ AttestationReport: goBytesValue(info.attestationReport), RuntimeData: goBytesValue(info.runtimeData) }));
+}
+
+/** Decodes the instance info (DOCUMENT_MALFORMED / QUOTE_MISSING). */
+export function decodeAzureTdxInstanceInfo(bytes: Uint8Array | null): AzureTdxInstanceInfo {
+  if (!bytes || bytes.length === 0) throw new AttestationError('QUOTE_MISSING', 'azure-tdx document has no instance info', { details: { field: 'InstanceInfo' } });
+  const obj = parseGoJsonObject(bytes, 'azure-tdx instance info');
+  const attestationReport = goBytes(goField(obj, 'AttestationReport'), 'AttestationReport');
+  if (attestationReport.length === 0) throw new AttestationError('QUOTE_MISSING', 'azure-tdx instance info has no AttestationReport', { details: { field: 'AttestationReport' } });
+  return { attestationReport, runtimeData: goBytes(goField(obj, 'RuntimeData'), 'RuntimeData') };
+}
+
+/** Dependencies of the azure-tdx trust decision. */
+export interface AzureTdxTrustOptions {
+  config: AzureTdxConfig;
+  collateral: TdxCollateralSource;
+  verifier?: TdxQuoteVerifier;
+  clock?: () => Date;
+}
+
+/**
+ * The AK an azure-tdx document may be trusted with (the validator's `getTrustedKey`): verified
+ * quote, config policy, then the HCL binding of `ak_pub`.
+ */
+export async function azureTdxTrustedKey(doc: VtpmAttestationDocument, options: AzureTdxTrustOptions, signal?: AbortSignal): Promise<TpmtPublic> {
+  const info = decodeAzureTdxInstanceInfo(doc.instanceInfo);
+  const quote = parseTdxQuote(info.attestationReport);
+  const verifier = options.verifier ?? dcapVerifierFor(options.config);
+  const collateral = await options.collateral.collateral(platformOf(quote), signal);
+  verifier.verify(quote, collateral, (options.clock ?? (() => new Date()))());
+  checkAzureTdxPolicy(quote, options.config);
+  let ak: TpmtPublic;
+  try {
+    ak = decodePublic(doc.attestation?.akPub ?? Buffer.alloc(0));
+  } catch (err) {
+    throw new AttestationError('AK_UNTRUSTED', `decoding ak_pub: ${(err as Error).message}`, { cause: err });
+  }
+  checkHclAkBinding(info.runtimeData, quote.body.reportData, ak);
+  return ak;
+}
+
+/** A DCAP verifier trusting the config's Intel root (the embedded one when unset). */
+function dcapVerifierFor(config: AzureTdxConfig): DcapVerifier {
+  return new DcapVerifier(config.intelRootKey ? { trustedRoot: config.intelRootKey } : {});
+}
+
+/** Asks the platform to turn a TD report into a quote (Azure IMDS `/acc/tdquote`). */
+export interface TdQuoteClient {
+  quote(tdReport: Buffer, signal?: AbortSignal): Promise<Buffer>;
+}
+
+/** Azure IMDS quote endpoint base (link-local; the VM's own metadata service). */
+export const AZURE_IMDS_BASE_URL = 'http://169.254.169.254';
+
+/** TdQuoteClient over HTTP: POST `{"report": b64url(TD report)}`, answer `{"quote": b64url}`. */
+export class ImdsTdQuoteClient implements TdQuoteClient {
+  constructor(
+    private readonly baseUrl = AZURE_IMDS_BASE_URL,
+    private readonly fetchImpl: typeof fetch = fetch,
+  ) {}
+
+  async quote(tdReport: Buffer, signal?: AbortSignal): Promise<Buffer> {
+    const res = await this.fetchImpl(`${this.baseUrl}/acc/tdquote`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ report: tdReport.toString('base64url') }),
+      ...(signal ? { signal } : {}),
+    });
+    if (res.status !== 200) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new Error(`quote endpoint answered HTTP ${res.status}`);
+    }
+    const body = (await res.json().catch(() => undefined)) as { quote?: unknown } | undefined;
+    if (typeof body?.quote !== 'string' || !/^[A-Za-z0-9_-]+={0,2}$/.test(body.quote)) throw new Error('quote endpoint answer has no base64url "quote"');
+    return Buffer.from(body.quote, 'base64url');
+  }
+}
+
+/**
+ * The azure-tdx issuer's instance info: HCL report from NV 0x01400001 (must be TDX), its TD
+ * report quoted by the platform, plus the runtime data.
+ */
+export async function azureTdxInstanceInfo(tpm: TpmClient, quotes: TdQuoteClient, signal?: AbortSignal): Promise<Buffer> {
+  const hcl = parseTdxHclReport(await tpm.nvRead(HCL_REPORT_NV_INDEX));
+  const quote = await quotes.quote(hcl.tdReport, signal);
+  return encodeAzureTdxInstanceInfo({ attestationReport: quote, runtimeData: hcl.runtimeData });
+}
+
+/**
+ * azure-tdx validator: the vTPM checks (quote, event log, measurements) with the AK trusted by
+ * {@link azureTdxTrustedKey}.
+ */
+export class AzureTdxValidator extends VtpmValidator {
+  constructor(options: AzureTdxTrustOptions & { logger?: AttestationLogger }) {
+    // One verifier per validator, so its memo of checked collateral stays warm across joins.
+    const trust: AzureTdxTrustOptions = { ...options, verifier: options.verifier ?? dcapVerifierFor(options.config) };
+    super({
+      variant: Variant.fromString('azure-tdx'),
+      measurements: options.config.measurements,
+      logger: options.logger ?? NOP_ATTESTATION_LOGGER,
+      getTrustedKey: (doc, _extraData, signal) => azureTdxTrustedKey(doc, trust, signal),
+    });
+  }
+}
+
+/** Registers the azure-tdx validator with this process's TDX collateral source. */
+export function registerAzureTdxValidator(collateral: TdxCollateralSource): void {
+  registerValidator('azure-tdx', (config, logger) => new AzureTdxValidator({ config: config as AzureTdxConfig, collateral, logger }));
+}

@@ -1,0 +1,125 @@
+/**
+ * TCB evaluation of a TDX quote against its collateral (docs/protocol/tdx-dcap.md): the platform
+ * TCB level (SGX components + PCE SVN from the PCK certificate, TDX components from the quote),
+ * the TDX module identity, the QE identity, and the converged status.
+ */
+import { AttestationError } from '../errors.js';
+import type { QeIdentity, TcbStatus, TdxTcbInfo, TdxTcbLevel } from './collateral.js';
+import type { PckTcb } from './pck.js';
+import type { QeReport, TdReportBody } from './quote.js';
+
+/** Outcome of the TCB evaluation. */
+export interface TcbEvaluation {
+  /** The converged status the policy decides on. */
+  status: TcbStatus;
+  platformStatus: TcbStatus;
+  qeStatus: TcbStatus;
+  /** Status of the TDX module identity level (undefined when the collateral has none for it). */
+  moduleStatus: TcbStatus | undefined;
+  tcbDate: string;
+  advisoryIds: string[];
+}
+
+/** Evaluates platform, module and QE TCB and converges them into one status. */
+export function evaluateTcb(tcbInfo: TdxTcbInfo, qeIdentity: QeIdentity, pck: PckTcb, body: TdReportBody, qe: QeReport): TcbEvaluation {
+  const level = matchPlatformLevel(tcbInfo, pck, body);
+  const moduleStatus = matchModule(tcbInfo, body);
+  const qeStatus = matchQeIdentity(qeIdentity, qe);
+  let status = converge(level.tcbStatus, qeStatus);
+  if (moduleStatus) status = converge(status, moduleStatus);
+  return { status, platformStatus: level.tcbStatus, qeStatus, moduleStatus, tcbDate: level.tcbDate, advisoryIds: level.advisoryIds };
+}
+
+/** The first (highest) TCB level the platform meets. */
+export function matchPlatformLevel(tcbInfo: TdxTcbInfo, pck: PckTcb, body: TdReportBody): TdxTcbLevel {
+  // With a TDX module major version (byte 1) set, bytes 0 and 1 describe the module and are
+  // evaluated through the module identity instead.
+  const first = body.teeTcbSvn[1]! > 0 && tcbInfo.moduleIdentities.length > 0 ? 2 : 0;
+  const level = tcbInfo.tcbLevels.find(
+    (l) =>
+      l.sgxComponents.every((svn, i) => pck.sgxComponents[i]! >= svn) &&
+      pck.pceSvn >= l.pceSvn &&
+      l.tdxComponents.every((svn, i) => i < first || body.teeTcbSvn[i]! >= svn),
+  );
+  if (!level) {
+    throw new AttestationError('TCB_LEVEL_NOT_FOUND', `no TCB level of FMSPC ${tcbInfo.fmspc.toString('hex')} is met by the platform (SGX ${pck.sgxComponents.join(',')}, PCE SVN ${pck.pceSvn}, TEE TCB SVN ${body.teeTcbSvn.toString('hex')})`, {
+      details: { check: 'platform-tcb', sgxComponents: pck.sgxComponents, pceSvn: pck.pceSvn, teeTcbSvn: body.teeTcbSvn.toString('hex') },
+    });
+  }
+  return level;
+}
+
+function matchModule(tcbInfo: TdxTcbInfo, body: TdReportBody): TcbStatus | undefined {
+  const major = body.teeTcbSvn[1]!;
+  const identity = major > 0 ? tcbInfo.moduleIdentities.find((m) => m.id === `TDX_${major.toString(16).toUpperCase().padStart(2, '0')}`) : undefined;
+  const expected = identity ?? tcbInfo.tdxModule;
+  if (expected) {
+    checkSigner('MRSIGNERSEAM', expected.mrSigner, body.mrSignerSeam);
+    checkMasked('SEAM attributes', expected.attributes, expected.attributesMask, body.seamAttributes);
+  }
+  if (!identity) {
+    if (major > 0 && tcbInfo.moduleIdentities.length > 0) {
+      throw new AttestationError('TCB_LEVEL_NOT_FOUND', `the TCB info has no TDX module identity for major version ${major}`, { details: { check: 'tdx-module', major } });
+    }
+    return undefined;
+  }
+  const level = identity.tcbLevels.find((l) => body.teeTcbSvn[0]! >= l.isvSvn);
+  if (!level) {
+    throw new AttestationError('TCB_LEVEL_NOT_FOUND', `TDX module ${identity.id} SVN ${body.teeTcbSvn[0]} is below every TCB level`, { details: { check: 'tdx-module', svn: body.teeTcbSvn[0] } });
+  }
+  return level.tcbStatus;
+}
+
+/** Checks the QE report against the QE identity; returns the QE's TCB status. */
+export function matchQeIdentity(identity: QeIdentity, qe: QeReport): TcbStatus {
+  const mismatch = (field: string, expected: string, actual: string): never => {
+    throw new AttestationError('QE_IDENTITY_MISMATCH', `QE report ${field} ${actual} does not match the QE identity (${expected})`, { details: { field, expected, actual } });
+  };
+  if (((qe.miscSelect & identity.miscSelectMask) >>> 0) !== ((identity.miscSelect & identity.miscSelectMask) >>> 0)) {
+    mismatch('MISCSELECT', identity.miscSelect.toString(16), qe.miscSelect.toString(16));
+  }
+  const attrs = mask(qe.attributes, identity.attributesMask);
+  if (!attrs.equals(mask(identity.attributes, identity.attributesMask))) mismatch('ATTRIBUTES', identity.attributes.toString('hex'), qe.attributes.toString('hex'));
+  if (!qe.mrSigner.equals(identity.mrSigner)) mismatch('MRSIGNER', identity.mrSigner.toString('hex'), qe.mrSigner.toString('hex'));
+  if (qe.isvProdId !== identity.isvProdId) mismatch('ISVPRODID', String(identity.isvProdId), String(qe.isvProdId));
+  const level = identity.tcbLevels.find((l) => qe.isvSvn >= l.isvSvn);
+  if (!level) throw new AttestationError('TCB_LEVEL_NOT_FOUND', `QE ISV SVN ${qe.isvSvn} is below every QE identity TCB level`, { details: { check: 'qe-tcb', isvSvn: qe.isvSvn } });
+  return level.tcbStatus;
+}
+
+/** Refuses a TCB evaluation whose converged status is not accepted (TCB_STATUS_REJECTED). */
+export function applyStatusPolicy(tcb: TcbEvaluation, accepted: ReadonlySet<TcbStatus>): void {
+  if (!accepted.has(tcb.status)) {
+    throw new AttestationError('TCB_STATUS_REJECTED', `TCB status ${tcb.status} is not accepted (accepted: ${[...accepted].join(', ')})`, {
+      details: { status: tcb.status, platformStatus: tcb.platformStatus, qeStatus: tcb.qeStatus, moduleStatus: tcb.moduleStatus, tcbDate: tcb.tcbDate, advisoryIds: tcb.advisoryIds },
+    });
+  }
+}
+
+/** Folds a component's status (QE or TDX module) into the platform status. */
+export function converge(platform: TcbStatus, component: TcbStatus): TcbStatus {
+  if (component === 'Revoked' || platform === 'Revoked') return 'Revoked';
+  if (component !== 'OutOfDate') return platform;
+  if (platform === 'ConfigurationNeeded' || platform === 'ConfigurationAndSWHardeningNeeded' || platform === 'OutOfDateConfigurationNeeded') return 'OutOfDateConfigurationNeeded';
+  return 'OutOfDate';
+}
+
+function checkSigner(field: string, expected: Buffer, actual: Buffer): void {
+  if (!expected.equals(actual)) {
+    throw new AttestationError('COLLATERAL_MISMATCH', `quote ${field} ${actual.toString('hex')} is not the TDX module signer of the TCB info (${expected.toString('hex')})`, {
+      details: { field, expected: expected.toString('hex'), actual: actual.toString('hex') },
+    });
+  }
+}
+
+function checkMasked(field: string, expected: Buffer, m: Buffer, actual: Buffer): void {
+  if (!mask(actual, m).equals(mask(expected, m))) {
+    throw new AttestationError('COLLATERAL_MISMATCH', `quote ${field} ${actual.toString('hex')} do not match the TCB info (${expected.toString('hex')} under mask ${m.toString('hex')})`, {
+      details: { field, expected: expected.toString('hex'), actual: actual.toString('hex') },
+    });
+  }
+}
+
+function mask(value: Buffer, m: Buffer): Buffer {
+  return Buffer.from(value.map((b, i) => b & (m[i] ?? 0)));
+}
