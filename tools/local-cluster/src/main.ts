@@ -138,7 +138,8 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'down': {
       const state = await readState(new ClusterLayout(root));
-      const real = state?.backend === 'kubeadm' || existsSync(`/run/netns/${NETWORK.routerNamespace}`);
+      // The folder's state decides; without one, leftovers of a crashed kubeadm `up` are cleaned.
+      const real = state ? state.backend === 'kubeadm' : existsSync(`/run/netns/${NETWORK.routerNamespace}`);
       const n = real ? await downReal(root, { keep: values.keep ?? false, orphans: !state }) : await down(root, { keep: values.keep ?? false });
       say(`stopped ${n} processes${values.keep ? '' : `, removed ${root}`}`);
       return 0;

@@ -6,7 +6,7 @@
  * wait for Ready.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -229,7 +229,16 @@ export async function downReal(root: string, opts: { keep?: boolean; orphans?: b
 
 function leftoverNodeCgroups(): string[] {
   const roots = ['/sys/fs/cgroup/pids/asterism', '/sys/fs/cgroup/asterism'];
-  return roots.flatMap(readdirSafe).filter((n) => /^[a-z0-9-]+$/.test(n) && !n.startsWith('cgroup.'));
+  // Node cgroups are the folders; the rest are the controller's files (tasks, cgroup.procs, ...).
+  return roots.flatMap((r) => readdirSafe(r).filter((n) => statSafeIsDir(join(r, n))));
+}
+
+function statSafeIsDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function readdirSafe(dir: string): string[] {
