@@ -46,7 +46,11 @@ function slowIssuer(ms: number | 'forever'): Issuer {
   };
 }
 
-const fast = { handshakeTimeoutMs: 100, validationTimeoutMs: 100, issuanceTimeoutMs: 100 };
+// Generous deadlines where the fault must win (a loaded CI machine can take >100 ms for a
+// handshake); short ones only in the cells that test the deadline itself.
+const fast = { handshakeTimeoutMs: 2000, validationTimeoutMs: 2000, issuanceTimeoutMs: 2000 };
+const shortHandshake = { ...fast, handshakeTimeoutMs: 100 };
+const shortChecks = { ...fast, validationTimeoutMs: 100, issuanceTimeoutMs: 100 };
 const inVerification = { ...fast, validators: [slowValidator(60)] };
 const inEvidence = { ...fast, validators: [new DummyValidator()], issuer: slowIssuer(60) };
 
@@ -54,18 +58,18 @@ const inEvidence = { ...fast, validators: [new DummyValidator()], issuer: slowIs
 const cases: [string, Fault, AtlsChannelOptions, AtlsErrorCode[], string][] = [
   ['reset on the ClientHello', { phase: 'accept', action: 'reset' }, fast, ['CONNECTION_LOST'], 'handshake'],
   ['close on the ClientHello', { phase: 'accept', action: 'close' }, fast, ['CONNECTION_LOST'], 'handshake'],
-  ['silence after the ClientHello', { phase: 'accept', action: 'stall' }, fast, ['HANDSHAKE_TIMEOUT'], 'handshake'],
+  ['silence after the ClientHello', { phase: 'accept', action: 'stall' }, shortHandshake, ['HANDSHAKE_TIMEOUT'], 'handshake'],
   ['plaintext alert answering the ClientHello', { phase: 'accept', action: 'alert' }, fast, ['TLS_ALERT'], 'handshake'],
   ['reset inside the handshake', { phase: 'handshake', action: 'reset' }, fast, ['CONNECTION_LOST'], 'handshake'],
   ['close inside the handshake', { phase: 'handshake', action: 'close' }, fast, ['CONNECTION_LOST'], 'handshake'],
-  ['silence inside the handshake', { phase: 'handshake', action: 'stall' }, fast, ['HANDSHAKE_TIMEOUT'], 'handshake'],
+  ['silence inside the handshake', { phase: 'handshake', action: 'stall' }, shortHandshake, ['HANDSHAKE_TIMEOUT'], 'handshake'],
   ['no_application_protocol alert inside the handshake', { phase: 'handshake', action: 'alert' }, fast, ['TLS_ALERT'], 'handshake'],
   ['reset while the client verifies the server', { phase: 'after-handshake', action: 'reset', delayMs: 5 }, inVerification, ['CONNECTION_LOST'], 'server-verification'],
   ['certificate_required alert while the client verifies', { phase: 'after-handshake', action: 'alert' }, inVerification, ['TLS_ALERT'], 'server-verification'],
   ['reset while the client issues its evidence', { phase: 'after-handshake', action: 'reset', delayMs: 10 }, inEvidence, ['CONNECTION_LOST'], 'client-evidence'],
   ['certificate_required alert while the client issues evidence', { phase: 'after-handshake', action: 'alert' }, { ...inEvidence, validators: [] }, ['TLS_ALERT'], 'client-evidence'],
-  ['validator never answers', { phase: 'after-handshake', action: 'stall' }, { ...fast, validators: [slowValidator(10_000)] }, ['VALIDATION_TIMEOUT'], 'server-verification'],
-  ['issuer never answers', { phase: 'after-handshake', action: 'stall' }, { ...fast, issuer: slowIssuer('forever') }, ['ISSUER_TIMEOUT'], 'client-evidence'],
+  ['validator never answers', { phase: 'after-handshake', action: 'stall' }, { ...shortChecks, validators: [slowValidator(10_000)] }, ['VALIDATION_TIMEOUT'], 'server-verification'],
+  ['issuer never answers', { phase: 'after-handshake', action: 'stall' }, { ...shortChecks, issuer: slowIssuer('forever') }, ['ISSUER_TIMEOUT'], 'client-evidence'],
 ];
 
 describe('aTLS client under connection faults', () => {

@@ -105,6 +105,26 @@ describe('runInit', () => {
     assert.equal(answered, 1);
   });
 
+  it('does not retry a node whose attestation was refused', async () => {
+    let dials = 0;
+    const refusing = {
+      // grpc-js reports a failed aTLS handshake as UNAVAILABLE carrying the AtlsError's text.
+      init: () => ({
+        [Symbol.asyncIterator]: () => ({
+          next: async (): Promise<IteratorResult<init.InitResponse>> => {
+            dials++;
+            throw Object.assign(new Error('14 UNAVAILABLE: No connection established.'), {
+              code: grpc.status.UNAVAILABLE,
+              details: 'No connection established. Last error: AtlsError: [ATTESTATION_INVALID] validating qemu-vtpm attestation document (MEASUREMENT_MISMATCH): PCR[15] expected 00000000… got c477860a…',
+            });
+          },
+        }),
+      }),
+    };
+    await assert.rejects(runInit(refusing, opts('127.0.0.1:1'), recorder()), (e: unknown) => e instanceof InitCommandError && e.code === 'ATTESTATION_REFUSED' && /PCR\[15\]/.test(e.message));
+    assert.equal(dials, 1);
+  });
+
   it('refuses to overwrite an existing master secret file', async () => {
     const port = await serve((call) => call.end());
     const o = opts(`127.0.0.1:${port}`);

@@ -18,7 +18,7 @@ export interface Progress {
 }
 
 /** Why `init` failed; `code` tells the user what to do. */
-export class InitCommandError extends AsterismError<'NODE_UNREACHABLE' | 'INIT_FAILED' | 'NO_RESPONSE' | 'OUTPUT_FAILED' | 'CONFIG_INVALID'> {}
+export class InitCommandError extends AsterismError<'NODE_UNREACHABLE' | 'ATTESTATION_REFUSED' | 'INIT_FAILED' | 'NO_RESPONSE' | 'OUTPUT_FAILED' | 'CONFIG_INVALID'> {}
 
 /** Options of `asterism init`. */
 export interface InitOptions {
@@ -114,6 +114,10 @@ export async function runInit(connector: InitConnector, opts: InitOptions, progr
       // After a failure message the node ends the call with an error status: that ends the logs.
       if (failure === undefined) {
         const code = (err as { code?: number }).code;
+        // A node whose attestation was checked and refused will not change its mind: no retry.
+        if (!connected && /\bATTESTATION_INVALID\b/.test(connectionReason(err))) {
+          throw new InitCommandError('ATTESTATION_REFUSED', `node ${opts.endpoint} failed attestation: ${connectionReason(err)}`);
+        }
         const retriable = !connected && (code === grpc.status.UNAVAILABLE || code === grpc.status.DEADLINE_EXCEEDED);
         if (retriable && Date.now() < deadline) {
           progress.info(`Node not reachable yet (${connectionReason(err)})`);

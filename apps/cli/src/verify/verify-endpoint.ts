@@ -1,5 +1,5 @@
 import type { AttestationConfig } from '@asterism/attestation';
-import { validatorFor } from '@asterism/attestation';
+import { Measurements, validatorFor } from '@asterism/attestation';
 import { EXIT } from '../usage.js';
 import { GrpcAttestationSource } from './grpc-attestation-source.js';
 import { formatMeasurementTable, measurementRows } from './report.js';
@@ -38,6 +38,17 @@ export function renderRunningNode(result: RunningNodeResult, att: AttestationCon
   return lines.join('\n');
 }
 
+/**
+ * The config a running node is held to: its PCR 15 carries the cluster ID it was marked with (the
+ * `--cluster-id` check compares it), not the zero the attestation config demands of a node that
+ * is still to be initialised or joined.
+ */
+export function runningNodeConfig(att: AttestationConfig): AttestationConfig {
+  if (!att.measurements.has(15)) return att;
+  const measurements = Measurements.of([...att.measurements].filter(([index]) => index !== 15));
+  return { ...att, measurements };
+}
+
 /** `asterism verify --endpoint`: a running node's verification service. Returns the exit code. */
 export async function verifyEndpoint(
   att: AttestationConfig,
@@ -45,6 +56,7 @@ export async function verifyEndpoint(
   out: { stdout: (s: string) => void; stderr: (s: string) => void },
 ): Promise<number> {
   let result: RunningNodeResult;
+  att = runningNodeConfig(att);
   try {
     result = await verifyRunningNode(new GrpcAttestationSource(), validatorFor(att), opts);
   } catch (err) {
