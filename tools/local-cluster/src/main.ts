@@ -13,8 +13,9 @@ import { downReal, upReal } from './real/real-cluster.js';
 
 const USAGE = `Usage: local-cluster <up|status|down> [flags]
 
-  up       boot nodes (each: swtpm vTPM with measured boot, LUKS2 state disk, bootstrapper),
-           run "asterism init" against the first node over aTLS, wait for every node to join
+  up       boot nodes (each: swtpm vTPM with measured boot, LUKS2 state disk, bootstrapper; with the
+           kubeadm backend also its own namespaces, cgroup, containerd and kubelet), run
+           "asterism init" against the first node over aTLS (then Helm), wait for every node
   status   show the nodes, their processes and bootstrap state
   down     stop everything and delete the cluster folder (--keep keeps it)
 
@@ -97,7 +98,7 @@ async function main(argv: string[]): Promise<number> {
     },
   });
   const root = values.dir ?? join(WORKSPACE_ROOT, '.local-cluster');
-  if (values.help || !command || command === 'help') {
+  if (values.help || !command || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
     return command ? 0 : 2;
   }
