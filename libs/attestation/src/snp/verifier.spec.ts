@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { before, describe, it } from 'node:test';
+import type { SevSnpConfigBase } from '../config/types.js';
 import { AttestationError } from '../errors.js';
 import { NOP_ATTESTATION_LOGGER } from '../interfaces.js';
+import { Measurements } from '../measurements/measurements.js';
 import { SignatureMemo } from './chain.js';
 import { certificateBytes, parseAmdCertificate, parseSignerCertificate, pemCertificates, type AmdCertificate } from './certs.js';
 import { checkReportAgainstSigner, checkReportClaims, checkReportData, type SnpReportPolicy } from './checks.js';
@@ -10,6 +12,7 @@ import { SnpCollateral } from './collateral.js';
 import { parseReport } from './report.js';
 import { verifyReportSignature } from './signature.js';
 import { AZURE_VECTOR_TIME, goldenSnp, TestAmdRoot } from './test-fixtures.js';
+import { snpVerifierFor } from './validator.js';
 import { SnpVerifier, type SnpEvidence } from './verifier.js';
 
 const golden = goldenSnp();
@@ -215,4 +218,31 @@ describe('SNP check functions on the real Azure report: each check can fail on i
     checkReportAgainstSigner(masked, vcek);
     assert.throws(() => checkReportAgainstSigner({ ...masked, reportedTcb: { ...REAL_TCB, snp: 7 } }, vcek), code('TCB_MISMATCH', /snp: 7 vs 6/));
   });
+});
+
+describe('snpVerifierFor: the config versions reach the verifier (real Azure evidence, pinned time)', () => {
+  const config = (microcode: number): SevSnpConfigBase => ({
+    measurements: new Measurements(),
+    bootloaderVersion: { value: 2, wantLatest: false },
+    teeVersion: { value: 0, wantLatest: false },
+    snpVersion: { value: 6, wantLatest: false },
+    microcodeVersion: { value: microcode, wantLatest: false },
+    amdRootKey: certificateBytes(golden.arkPem, 'ARK'),
+    amdSigningKey: null,
+  });
+  const deps = { collateral: new SnpCollateral({ offline: true }), now: () => AZURE_VECTOR_TIME };
+
+  for (const minimumTcb of [true, false]) {
+    it(`${minimumTcb ? 'azure' : 'aws/gcp'} policy: accepts the real report at its own versions, refuses microcodeVersion 94 with TCB_TOO_LOW`, async () => {
+      const ok = snpVerifierFor(config(93), deps, NOP_ATTESTATION_LOGGER, { minimumTcb });
+      await ok.verify(evidence(Buffer.from(golden.azureReport)), bindRuntimeData);
+      const high = snpVerifierFor(config(94), deps, NOP_ATTESTATION_LOGGER, { minimumTcb });
+      await assert.rejects(high.verify(evidence(Buffer.from(golden.azureReport)), bindRuntimeData), (e: unknown) => {
+        assert.ok(e instanceof AttestationError);
+        assert.equal(e.code, 'TCB_TOO_LOW');
+        assert.match(e.message, /^LAUNCH_TCB bl2 tee0 snp6 ucode93 is lower than the policy minimum launch TCB bl2 tee0 snp6 ucode94 \(microcode: 93 vs 94\)$/);
+        return true;
+      });
+    });
+  }
 });
