@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -23,7 +24,31 @@ export async function startSwtpm(layout: ClusterLayout, node: string): Promise<D
   ], layout.log(node, 'swtpm'));
   for (let i = 0; i < 200 && !existsSync(layout.tpmSocket(node)); i++) await new Promise((r) => setTimeout(r, 10));
   if (!existsSync(layout.tpmSocket(node))) throw new Error(`swtpm of ${node} did not create ${layout.tpmSocket(node)} (see ${layout.log(node, 'swtpm')})`);
+  // The socket file appears before swtpm accepts on it (seen as ECONNREFUSED under load).
+  await waitAccepting(layout.tpmSocket(node), 5000).catch((err: unknown) => {
+    throw new Error(`swtpm of ${node} does not accept on ${layout.tpmSocket(node)}: ${(err as Error).message} (see ${layout.log(node, 'swtpm')})`);
+  });
   return p;
+}
+
+/** Resolves once a Unix socket accepts a connection (closed at once), retrying until `timeoutMs`. */
+async function waitAccepting(path: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const sock = connect(path, () => {
+          sock.destroy();
+          resolve();
+        });
+        sock.once('error', reject);
+      });
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
 }
 
 /** A reboot of the node's vTPM: PCRs reset, keys and NV kept (swtpm CMD_INIT). */
