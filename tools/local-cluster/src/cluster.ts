@@ -25,6 +25,8 @@ export interface ClusterState {
   backend?: 'local' | 'kubeadm';
   /** kubeadm backend: `bootstrapper` is the pid of the node's supervisor (its processes live in the node's cgroup). */
   nodes: Array<NodeSpec & { swtpm: number; bootstrapper: number; tampered?: boolean }>;
+  /** kubeadm backend: every node `up` planned, recorded before any is created (for `down` after a failed `up`). */
+  planned?: string[];
   /** kubeadm backend: host loopback forwards into the private network. */
   forwards?: Array<{ name: string; hostPort: number; pids: number[] }>;
 }

@@ -6,7 +6,7 @@
  * wait for Ready.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -77,7 +77,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   await writeFile(layout.initSecretFile, secret, { mode: 0o600 });
   await writeMetadataFile(layout.metadataFile, nodes, hash);
   await writeFile(layout.attestationConfigFile, attestationConfigJson(), { mode: 0o600 });
-  const state: ClusterState = { created: new Date().toISOString(), binDir: o.binDir, backend: 'kubeadm', nodes: [], forwards: [] };
+  const state: ClusterState = { created: new Date().toISOString(), binDir: o.binDir, backend: 'kubeadm', nodes: [], planned: nodes.map((n) => n.name), forwards: [] };
   await writeState(layout, state);
   const network = new LocalNetwork();
   await stage(say, 'network', async () => {
@@ -217,9 +217,11 @@ export async function downReal(root: string, opts: { keep?: boolean; orphans?: b
     await stopDetached(pid, graceMs);
   };
   for (const f of state?.forwards ?? []) for (const pid of f.pids) await stop(pid, 2000);
-  const nodeNames = new Set([...(state?.nodes ?? []).map((n) => n.name), ...(opts.orphans ? leftoverNodeCgroups() : [])]);
+  const nodeNames = new Set([...(state?.nodes ?? []).map((n) => n.name), ...(state?.planned ?? []), ...(opts.orphans ? leftoverNodeCgroups() : [])]);
   for (const name of nodeNames) stopped += await destroyNodeCgroups(name);
   for (const n of state?.nodes ?? []) await stop(n.swtpm, 5000);
+  // vTPMs of nodes whose boot failed before the state recorded them.
+  for (const pid of processesMentioning(layout.root, 'swtpm')) await stop(pid, 5000);
   const ours = (ns: string) => opts.orphans || [...nodeNames].some((n) => nodeAddress(n, 0).namespace === ns);
   const namespaces = readdirSafe('/run/netns').filter((ns) => ns.startsWith(NETWORK.nodeNamespacePrefix) && ns !== NETWORK.routerNamespace && ours(ns));
   await new LocalNetwork().removeAll(namespaces, state !== undefined || opts.orphans === true);
@@ -231,6 +233,21 @@ function leftoverNodeCgroups(): string[] {
   const roots = ['/sys/fs/cgroup/pids/asterism', '/sys/fs/cgroup/asterism'];
   // Node cgroups are the folders; the rest are the controller's files (tasks, cgroup.procs, ...).
   return roots.flatMap((r) => readdirSafe(r).filter((n) => statSafeIsDir(join(r, n))));
+}
+
+/** Pids of `command` processes whose arguments mention `text`. */
+function processesMentioning(text: string, command: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSafe('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (args[0]?.endsWith(command) && args.some((a) => a.includes(text))) pids.push(Number(entry));
+    } catch {
+      /* gone */
+    }
+  }
+  return pids;
 }
 
 function statSafeIsDir(path: string): boolean {
