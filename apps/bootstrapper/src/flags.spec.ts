@@ -24,6 +24,18 @@ describe('bootstrapper flags', () => {
     assert.equal(parseFlags(['--attestation-variant', 'dummy', '--state-disk-pbkdf', 'benchmarked'], {})!.stateDiskPbkdf, 'benchmarked');
   });
 
+  it('serves the verification service by default on the local backend only (kubeadm: when a port is given)', () => {
+    const cases: Array<[string, string[], number, number]> = [
+      ['local backend default', ['--k8s-backend=local', '--metadata=file:/m.json', '--node-name=n'], 30081, 30080],
+      ['kubeadm default: off', [], 0, 30080],
+      ['kubeadm with ports', ['--verify-grpc-port=30081', '--verify-http-port=30080'], 30081, 30080],
+    ];
+    for (const [name, args, grpcPort, httpPort] of cases) {
+      const c = parseFlags(['--attestation-variant=dummy', ...args], {})!;
+      assert.deepEqual([c.verifyGrpcPort, c.verifyHttpPort], [grpcPort, httpPort], name);
+    }
+  });
+
   it('explains what is wrong', () => {
     assert.throws(() => parseFlags([], {}), (e: unknown) => e instanceof FlagError && /attestation variant is required/.test(e.message));
     assert.throws(() => parseFlags(['--attestation-variant', 'nope'], {}), /unknown OID/);

@@ -88,9 +88,10 @@ Flags (environment in brackets):
                                  kernel's limit (needed when the node is a network namespace)
   --recovery-port <n>            recoverproto.API port on --init-host while a rebooted node waits
                                  for its disk key, 0 = off (default 9999)
-  --verify-grpc-port <n>         local backend: verification service gRPC port on --init-host,
-                                 0 = off (default 30081)
-  --verify-http-port <n>         local backend: verification service HTTP port (default 30080)
+  --verify-grpc-port <n>         verification service gRPC port on --init-host, served after
+                                 bootstrapping; 0 = off (default 30081 with the local backend, 0
+                                 with kubeadm, where the chart's pod usually serves it)
+  --verify-http-port <n>         verification service HTTP port (default 30080)
   -h, --help                     show this help`;
 
 export { FlagError };
@@ -184,7 +185,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     imageRepository: values['image-repository'] || undefined,
     kubeProxyConntrackMaxPerCore: values['kube-proxy-conntrack-max-per-core'] === undefined ? undefined : int('kube-proxy-conntrack-max-per-core', values['kube-proxy-conntrack-max-per-core'], 0, 0, 1 << 20),
     recoveryPort: int('recovery-port', values['recovery-port'], 9999, 0, 65535),
-    verifyGrpcPort: int('verify-grpc-port', values['verify-grpc-port'], 30081, 0, 65535),
+    verifyGrpcPort: int('verify-grpc-port', values['verify-grpc-port'], backend === 'local' ? 30081 : 0, 0, 65535),
     verifyHttpPort: int('verify-http-port', values['verify-http-port'], 30080, 0, 65535),
     ignorePreflightErrors: (values['ignore-preflight-errors'] ?? '').split(',').map((s) => s.trim()).filter(Boolean),
   };

@@ -34,6 +34,7 @@ import { KubeletCsrGenerator } from './node-identity/kubelet-csr.js';
 import { EmergencySshSetup, HostKeyFile } from './node-identity/ssh.js';
 import { RecoveryServer } from './recovery/recovery-server.js';
 import { raceForDiskKey } from './recovery/unlock-race.js';
+import { PerCallIssuer } from './verify/per-call-issuer.js';
 import { VerificationService } from './verify/verification-service.js';
 import { runBootstrapper, type NodeControl, type RunResult } from './run.js';
 import { NodeFileWriter } from './state/file-writer.js';
@@ -211,9 +212,18 @@ async function main(): Promise<void> {
   const phase = result === 'stopped' ? 'stopped' : result;
   await status({ phase, bootstrapMs: Date.now() - started, ...(mark ? { pcr15: mark.toString('hex') } : {}) });
   logger.info('bootstrap finished', { result, bootstrapMs: Date.now() - started, pcr15: mark?.toString('hex') });
-  if (cfg.backend === 'kubeadm' || result === 'stopped') {
+  if (result === 'stopped' || (cfg.backend === 'kubeadm' && cfg.verifyGrpcPort === 0)) {
     await tpm.close();
     setImmediate(() => process.exit(0));
+    return;
+  }
+  if (cfg.backend === 'kubeadm') {
+    // Real node: only the verification service stays, opening the TPM per document.
+    await tpm.close();
+    const verification = await startVerificationService(cfg, perCallIssuer(cfg, issuer), logger);
+    handleShutdownSignals(logger, async () => {
+      await verification?.close();
+    });
     return;
   }
   // Local backend: this process is the node's agent (and node 0's control-plane supervisor).
@@ -228,7 +238,15 @@ async function main(): Promise<void> {
   });
 }
 
-/** The local backend's stand-in for the chart's verification-service pod (0 = off). */
+/** An issuer with a TPM connection of its own per document (the node's TPM stays free). */
+function perCallIssuer(cfg: BootstrapperConfig, bootIssuer: Issuer): Issuer {
+  return new PerCallIssuer(bootIssuer.variant, () => {
+    const tpm = new SharedTpm(cfg.tpm);
+    return { issuer: issuerFor(cfg, tpm), close: () => tpm.close() };
+  });
+}
+
+/** The node's verification service, served by this process (docs/protocol/verification.md; 0 = off). */
 async function startVerificationService(cfg: BootstrapperConfig, issuer: Issuer, logger: Logger): Promise<VerificationService | undefined> {
   if (cfg.verifyGrpcPort === 0) return undefined;
   const service = new VerificationService(issuer, logger);

@@ -30,19 +30,36 @@ async function loadCluster(root: string) {
 
 /** Reboots a real node; its bootstrapper then rejoins (IssueRejoinTicket). */
 export async function rebootRealNode(root: string, name: string): Promise<void> {
+  await rebootRealNodes(root, [name]);
+}
+
+/**
+ * Reboots several real nodes together: every one is powered off (all its processes killed, /run
+ * emptied) before the first is powered on again, as in a full control-plane outage. Each then
+ * rejoins, or waits for `asterism recover` when no joinservice is left (docs/protocol/recovery.md).
+ */
+export async function rebootRealNodes(root: string, names: string[]): Promise<void> {
   const { layout, state } = await loadCluster(root);
-  const index = state.nodes.findIndex((n) => n.name === name);
-  const node = state.nodes[index];
-  if (!node) throw new Error(`no node ${name} in ${root}`);
+  const nodes = names.map((name) => {
+    const index = state.nodes.findIndex((n) => n.name === name);
+    if (index < 0) throw new Error(`no node ${name} in ${root}`);
+    return { node: state.nodes[index]!, index };
+  });
+  for (const { node } of nodes) await powerOff(layout, node.name);
+  const images = await builtImages();
+  for (const { node, index } of nodes) {
+    await resetTpm(layout, node.name);
+    await measureBoot(layout.tpmSocket(node.name), { tamper: node.tampered ?? false });
+    node.bootstrapper = await startNodeSupervisor(layout, node, index, state.binDir, images);
+  }
+  await writeState(layout, state);
+}
+
+/** Kills every process of the node; /run is emptied as a tmpfs would be, except /run/state (the state disk). */
+async function powerOff(layout: ClusterLayout, name: string): Promise<void> {
   await destroyNodeCgroups(name);
   const run = join(layout.nodeRoot(name), 'run');
-  // /run is a tmpfs on a VM; /run/state is the state disk and survives.
   for (const entry of await readdir(run)) if (entry !== 'state') await rm(join(run, entry), { recursive: true, force: true });
-  await resetTpm(layout, name);
-  await measureBoot(layout.tpmSocket(name), { tamper: node.tampered ?? false });
-  const images = await builtImages();
-  node.bootstrapper = await startNodeSupervisor(layout, node, index, state.binDir, images);
-  await writeState(layout, state);
 }
 
 /** Adds a worker to a running real cluster (its own namespace, vTPM, disk, supervisor). */

@@ -1,0 +1,200 @@
+/**
+ * Issue 23 on real nodes (kubeadm backend, docs/adr/0019-node-runtime.md): `asterism verify`
+ * against the verification service of a running node (right / wrong cluster ID, a PCR changed on
+ * the running node's vTPM), and a full outage of every control plane recovered with
+ * `asterism recover` (docs/protocol/recovery.md): a wrong master secret is refused and writes
+ * nothing; the right one unlocks every control plane with its unchanged disk key, kubectl works
+ * again and the rebooted worker rejoins through the joinservice on its own. One cluster of
+ * 2 control planes (etcd needs both back for quorum) + 1 worker. The CLI runs in the router
+ * namespace of the private network, as an operator's machine on the nodes' network would.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ClusterKms, STATE_DISK_KEY_LENGTH, stateDiskKeyId } from '@asterism/crypto';
+import { binDir, testenvUnavailable } from '@asterism/k8s-testenv';
+import { eventually, findSecretLeaks, kubectlBinary, missingComponent } from '@asterism/testing';
+import { SocketTransport, TPM_ALG, TpmClient } from '@asterism/tpm';
+import { TSX, WORKSPACE_ROOT } from '../cluster.js';
+import { ClusterLayout } from '../layout.js';
+import { checkHostTools, downReal, upReal, VERIFY_GRPC_PORT } from './real-cluster.js';
+import { namespaceExists, NETWORK } from './network.js';
+import { rebootRealNodes } from './faults.js';
+
+function hostToolsMissing(): string | false {
+  try {
+    checkHostTools();
+    return process.getuid?.() === 0 ? false : missingComponent('root', 'run as root (namespaces, cgroups, mounts)');
+  } catch (err) {
+    return missingComponent((err as Error).message, 'bash tools/scripts/setup.sh');
+  }
+}
+
+const skip = testenvUnavailable() || hostToolsMissing();
+const IP = { cp0: '10.42.0.10', cp1: '10.42.0.11', worker: '10.42.0.12' };
+const CONTROL_PLANES = ['control-plane-0', 'control-plane-1'];
+
+/** The CLI as an operator on the nodes' network runs it (inside the router namespace). */
+function cli(args: string[], timeoutMs = 150_000): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('nsenter', [`--net=/run/netns/${NETWORK.routerNamespace}`, process.execPath, '--import', TSX, join(WORKSPACE_ROOT, 'apps/cli/src/main.ts'), ...args], { cwd: WORKSPACE_ROOT });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+  });
+}
+
+describe('local cluster, kubeadm backend: verify running nodes, recover a full control-plane outage', { skip }, () => {
+  const root = mkdtempSync(join(tmpdir(), 'asterism-real-recovery-'));
+  const layout = new ClusterLayout(root);
+  const log = (l: string) => process.stderr.write(`[real-recovery] ${l}\n`);
+  const att = () => ['--variant=qemu-vtpm', `--attestation-config=${layout.attestationConfigFile}`];
+  const masterFile = () => join(layout.workspace, 'asterism-mastersecret.json');
+  const clusterId = () => (JSON.parse(readFileSync(join(layout.workspace, 'asterism-id.json'), 'utf8')) as { clusterID: string }).clusterID;
+  const master = () => {
+    const m = JSON.parse(readFileSync(masterFile(), 'utf8')) as { key: string; salt: string };
+    return { key: Buffer.from(m.key, 'base64'), salt: Buffer.from(m.salt, 'base64') };
+  };
+  const diskKey = (node: string) => new ClusterKms(master()).getDek(stateDiskKeyId(execFileSync('cryptsetup', ['luksUUID', layout.diskImage(node)]).toString().trim().toLowerCase()), STATE_DISK_KEY_LENGTH);
+  const opens = (node: string, key: Buffer) => spawnSync('cryptsetup', ['open', '--test-passphrase', '--key-file=-', layout.diskImage(node)], { input: key }).status === 0;
+  /** SHA-256 of the LUKS2 header area (16 MiB): any keyslot or token write changes it. */
+  const header = (node: string) => createHash('sha256').update(readFileSync(layout.diskImage(node)).subarray(0, 16 << 20)).digest('hex');
+  const status = (node: string) => (existsSync(layout.nodeStatus(node)) ? (JSON.parse(readFileSync(layout.nodeStatus(node), 'utf8')) as { phase: string; pcr15?: string; error?: string; bootstrapMs?: number }) : undefined);
+  const kubectl = (...args: string[]) => execFileSync(kubectlBinary(), ['--kubeconfig', layout.hostKubeconfig, '--request-timeout=5s', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const consoleText: string[] = [];
+
+  before(async () => {
+    await eventually("the machine's local-cluster network is free", async () => (namespaceExists(NETWORK.routerNamespace) ? undefined : true), 900_000);
+    const started = Date.now();
+    await upReal({ root, controlPlanes: 2, workers: 1, binDir: binDir(), progress: log });
+    log(`up --backend kubeadm --control-planes 2 --workers 1 took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  });
+
+  after(async () => {
+    await downReal(root);
+    const procs = execFileSync('ps', ['-eo', 'pid,args']).toString().split('\n').filter((l) => l.includes(root));
+    assert.deepEqual(procs, [], 'no process of the cluster survives down');
+    assert.equal(existsSync(root), false);
+  });
+
+  it('verify --endpoint on a running real node: right cluster ID accepted (0), wrong one refused (1), -o json, unreachable node (3)', async () => {
+    const good = await cli(['verify', `--endpoint=${IP.worker}`, `--cluster-id=${clusterId()}`, ...att()]);
+    consoleText.push(good.stdout, good.stderr);
+    assert.equal(good.code, 0, good.stdout + good.stderr);
+    assert.match(good.stdout, /Cluster ID \(PCR 15\): matches/);
+    assert.match(good.stdout, /belongs to the given cluster: accepted/);
+
+    const bad = await cli(['verify', `--endpoint=${IP.cp1}`, `--cluster-id=${Buffer.alloc(32, 0x5a).toString('base64')}`, ...att()]);
+    assert.equal(bad.code, 1, bad.stdout + bad.stderr);
+    assert.match(bad.stdout, /Cluster ID \(PCR 15\): MISMATCH/);
+    assert.match(bad.stdout, /does not carry the given cluster ID/);
+
+    const json = await cli(['verify', `--endpoint=${IP.cp0}:${VERIFY_GRPC_PORT}`, `--cluster-id=${clusterId()}`, '-o', 'json', ...att()]);
+    assert.equal(json.code, 0, json.stderr);
+    const parsed = JSON.parse(json.stdout) as { accepted: boolean; clusterId: { ok: boolean }; measurements: Array<{ index: number; status: string }> };
+    assert.equal(parsed.accepted, true);
+    assert.equal(parsed.clusterId.ok, true);
+    assert.deepEqual(parsed.measurements.filter((m) => [4, 9, 11].includes(m.index)).map((m) => m.status), ['ok', 'ok', 'ok']);
+
+    const gone = await cli(['verify', '--endpoint=10.42.0.250', '--timeout=3', ...att()]);
+    assert.equal(gone.code, 3, gone.stdout + gone.stderr);
+    assert.match(gone.stderr, /no attestation from the verification service at 10\.42\.0\.250:30081/);
+  });
+
+  it('full control-plane outage: a wrong master secret is refused and writes nothing; recover brings the cluster back with unchanged disk keys; the worker rejoins', async () => {
+    const nodes = [...CONTROL_PLANES, 'worker-0'];
+    const before = Object.fromEntries(nodes.map((n) => [n, { pcr15: status(n)?.pcr15, key: diskKey(n) }]));
+    kubectl('get', 'nodes');
+
+    const outage = Date.now();
+    await rebootRealNodes(root, nodes);
+    for (const n of nodes) await eventually(`${n} waits for its disk key`, async () => (status(n)?.phase === 'waiting' ? true : undefined), 90_000);
+    const waitingAt = Date.now();
+    log(`every node powered off, rebooted and waiting for its disk key ${((waitingAt - outage) / 1000).toFixed(1)} s after the outage`);
+    assert.throws(() => kubectl('get', 'nodes'), 'no API server while the control planes wait');
+
+    const headers = { cp0: header('control-plane-0') };
+    const wrongFile = join(root, 'wrong-mastersecret.json');
+    writeFileSync(wrongFile, JSON.stringify({ key: Buffer.alloc(32, 1).toString('base64'), salt: master().salt.toString('base64') }));
+    const wrong = await cli(['recover', `--endpoint=${IP.cp0}`, `--master-secret=${wrongFile}`, '--timeout=60', ...att()]);
+    consoleText.push(wrong.stdout, wrong.stderr);
+    assert.equal(wrong.code, 1, wrong.stdout + wrong.stderr);
+    assert.match(wrong.stdout, /FAILED \(KEY_REFUSED\): the node refused the master secret: .*does not open the node's state disk/);
+    assert.equal(header('control-plane-0'), headers.cp0, 'nothing written to the LUKS header');
+    assert.equal(status('control-plane-0')?.phase, 'waiting', 'still waiting');
+
+    const recoverStart = Date.now();
+    const ok = await cli(['recover', `--endpoint=${IP.cp0}`, `--endpoint=${IP.cp1}:9999`, `--master-secret=${masterFile()}`, '--timeout=90', ...att()]);
+    consoleText.push(ok.stdout, ok.stderr);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    for (const ip of [IP.cp0, IP.cp1]) assert.match(ok.stdout, new RegExp(`${ip.replaceAll('.', '\\.')}:9999\\trecovered`));
+    const recoveredAt = Date.now();
+    for (const n of CONTROL_PLANES) {
+      const s = await eventually(`${n} unlocked`, async () => {
+        const st = status(n);
+        if (st?.phase === 'failed') throw new Error(`${n}: ${st.error}`);
+        return st?.phase === 'rejoined' ? st : undefined;
+      }, 60_000);
+      assert.equal(s.pcr15, before[n]!.pcr15, `${n}: PCR 15 re-marked with the same cluster ID`);
+    }
+
+    await eventually('kubectl works again', async () => {
+      try {
+        return kubectl('get', 'nodes').includes('control-plane-0') ? true : undefined;
+      } catch {
+        return undefined;
+      }
+    }, 240_000);
+    const kubectlAt = Date.now();
+    const worker = await eventually('worker-0 rejoined through the joinservice', async () => (status('worker-0')?.phase === 'rejoined' ? status('worker-0') : undefined), 300_000);
+    const workerAt = Date.now();
+    assert.equal(worker?.pcr15, before['worker-0']!.pcr15);
+    await eventually('every node Ready', async () => {
+      try {
+        const out = JSON.parse(kubectl('get', 'nodes', '-o', 'json')) as { items: Array<{ metadata: { name: string }; status: { conditions: Array<{ type: string; status: string }> } }> };
+        return nodes.every((n) => out.items.find((i) => i.metadata.name === n)?.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')) ? true : undefined;
+      } catch {
+        return undefined;
+      }
+    }, 180_000);
+    const readyAt = Date.now();
+    const s = (t: number) => `${((t - outage) / 1000).toFixed(1)} s`;
+    log(`timings after the outage: all waiting ${s(waitingAt)}, recover started ${s(recoverStart)}, recover done ${s(recoveredAt)} (${((recoveredAt - recoverStart) / 1000).toFixed(1)} s), kubectl works ${s(kubectlAt)}, worker rejoined ${s(workerAt)}, every node Ready ${s(readyAt)}`);
+
+    for (const n of nodes) assert.equal(opens(n, before[n]!.key), true, `${n}: disk key unchanged`);
+    const recovery = await cli(['recover', `--endpoint=${IP.cp0}`, `--master-secret=${masterFile()}`, '--timeout=5', ...att()]);
+    assert.equal(recovery.code, 3, `a running real node serves no recovery endpoint: ${recovery.stdout}`);
+    assert.match(recovery.stdout, /FAILED \(NODE_UNREACHABLE\): no recovery server reachable after \d+ attempts \(is the node up and waiting for recovery on port 9999\?\)/);
+
+    const m = master();
+    const secrets = [{ name: 'master key', value: m.key }, { name: 'master salt', value: m.salt }, ...nodes.map((n) => ({ name: `${n} disk key`, value: before[n]!.key }))];
+    const logs = nodes.map((n) => readFileSync(layout.log(n, 'bootstrapper.json'), 'latin1'));
+    assert.deepEqual(findSecretLeaks([...consoleText, ...logs].join('\n'), secrets), []);
+  });
+
+  it('verify --endpoint refuses a running node whose vTPM got an unexpected PCR 4 measurement, naming PCR 4', async () => {
+    const before = await cli(['verify', `--endpoint=${IP.worker}`, `--cluster-id=${clusterId()}`, ...att()]);
+    assert.equal(before.code, 0, before.stdout + before.stderr);
+    // The node's bootstrapper opens the vTPM per document, so the change is made on the node's own TPM.
+    const tpm = new TpmClient(await SocketTransport.connect({ path: layout.tpmSocket('worker-0') }));
+    try {
+      await tpm.pcrExtend(4, [{ hashAlg: TPM_ALG.SHA256, digest: createHash('sha256').update('unexpected boot loader').digest() }]);
+    } finally {
+      await tpm.transport.close();
+    }
+    const r = await cli(['verify', `--endpoint=${IP.worker}`, `--cluster-id=${clusterId()}`, ...att()]);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, / {2}4 {2}MISMATCH +expected [0-9a-f]{64}/);
+    assert.match(r.stdout, /is refused/);
+  });
+});
