@@ -1,5 +1,5 @@
 import type { Validator } from '@asterism/attestation';
-import { atlsChannelCredentials } from '@asterism/atls';
+import { atlsChannelCredentials, type AtlsError } from '@asterism/atls';
 import { recoverproto } from '@asterism/proto';
 import { RecordingValidator } from '../verify/recording-validator.js';
 import type { RecoverConnector } from './recover-command.js';
@@ -15,7 +15,13 @@ export class GrpcRecoverConnector implements RecoverConnector {
 
   async recover(endpoint: string, req: recoverproto.RecoverMessage, signal: AbortSignal): Promise<void> {
     const recorder = new RecordingValidator(this.validator);
-    const client = new recoverproto.APIClient(endpoint, atlsChannelCredentials({ validators: [recorder] }));
+    // A verdict about the node's certificate (no document of the expected variant, a bad
+    // signature...) is as final as a refused document: it must not be retried as "unreachable".
+    let verdict: AtlsError | undefined;
+    const onConnectionError = (err: AtlsError) => {
+      if (!err.retryable) verdict = err;
+    };
+    const client = new recoverproto.APIClient(endpoint, atlsChannelCredentials({ validators: [recorder], onConnectionError }));
     try {
       await new Promise<void>((resolve, reject) => {
         const call = client.recover(req, (err) => (err ? reject(err) : resolve()));
@@ -24,6 +30,7 @@ export class GrpcRecoverConnector implements RecoverConnector {
     } finally {
       client.close();
       if (recorder.outcome && !recorder.outcome.ok) this.#failures.set(endpoint, recorder.outcome.error);
+      else if (verdict) this.#failures.set(endpoint, verdict);
       else this.#failures.delete(endpoint);
     }
   }
