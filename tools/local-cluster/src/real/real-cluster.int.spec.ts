@@ -21,9 +21,9 @@ import { QemuVtpmIssuer } from '@asterism/attestation';
 import { atlsChannelCredentials } from '@asterism/atls';
 import { ClusterKms, dataKeyInfo, MEASUREMENT_SECRET_KEY_ID, parseAuthorizedKeyLine, STATE_DISK_KEY_LENGTH, stateDiskKeyId } from '@asterism/crypto';
 import { helmPath } from '@asterism/deploy';
-import { binDir, testenvUnavailable } from '@asterism/k8s-testenv';
+import { binDir } from '@asterism/k8s-testenv';
 import { join as joinApi } from '@asterism/proto';
-import { eventually, findSecretLeaks, kubectlBinary, missingComponent, type NamedSecret } from '@asterism/testing';
+import { eventually, findSecretLeaks, kubectlBinary, type NamedSecret } from '@asterism/testing';
 import { SocketTransport, TpmClient } from '@asterism/tpm';
 import { ClusterLayout } from '../layout.js';
 import { startSwtpm } from '../machine.js';
@@ -31,19 +31,11 @@ import { measureBoot } from '../measured-boot.js';
 import { stopDetached } from '../detached.js';
 import { nodeCgroupDirs } from './cgroups.js';
 import { namespaceExists, NETWORK } from './network.js';
+import { realNodesUnavailable } from './test-support.js';
 import { addRealNode, rebootRealNode } from './faults.js';
-import { checkHostTools, downReal, JOIN_FORWARD_PORT, upReal } from './real-cluster.js';
+import { downReal, JOIN_FORWARD_PORT, upReal } from './real-cluster.js';
 
-function hostToolsMissing(): string | false {
-  try {
-    checkHostTools();
-    return process.getuid?.() === 0 ? false : missingComponent('root', 'run as root (namespaces, cgroups, mounts)');
-  } catch (err) {
-    return missingComponent((err as Error).message, 'bash tools/scripts/setup.sh');
-  }
-}
-
-const skip = testenvUnavailable() || hostToolsMissing();
+const skip = realNodesUnavailable();
 
 const ALL_NODES = ['control-plane-0', 'control-plane-1', 'worker-0', 'worker-1'];
 

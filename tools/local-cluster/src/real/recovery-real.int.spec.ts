@@ -16,25 +16,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ClusterKms, STATE_DISK_KEY_LENGTH, stateDiskKeyId } from '@asterism/crypto';
-import { binDir, testenvUnavailable } from '@asterism/k8s-testenv';
-import { eventually, findSecretLeaks, kubectlBinary, missingComponent } from '@asterism/testing';
+import { binDir } from '@asterism/k8s-testenv';
+import { eventually, findSecretLeaks, kubectlBinary } from '@asterism/testing';
 import { SocketTransport, TPM_ALG, TpmClient } from '@asterism/tpm';
 import { TSX, WORKSPACE_ROOT } from '../cluster.js';
 import { ClusterLayout } from '../layout.js';
-import { checkHostTools, downReal, upReal, VERIFY_GRPC_PORT } from './real-cluster.js';
+import { downReal, upReal, VERIFY_GRPC_PORT } from './real-cluster.js';
 import { namespaceExists, NETWORK } from './network.js';
+import { realNodesUnavailable } from './test-support.js';
 import { rebootRealNodes } from './faults.js';
 
-function hostToolsMissing(): string | false {
-  try {
-    checkHostTools();
-    return process.getuid?.() === 0 ? false : missingComponent('root', 'run as root (namespaces, cgroups, mounts)');
-  } catch (err) {
-    return missingComponent((err as Error).message, 'bash tools/scripts/setup.sh');
-  }
-}
-
-const skip = testenvUnavailable() || hostToolsMissing();
+const skip = realNodesUnavailable();
 const IP = { cp0: '10.42.0.10', cp1: '10.42.0.11', worker: '10.42.0.12' };
 const CONTROL_PLANES = ['control-plane-0', 'control-plane-1'];
 
