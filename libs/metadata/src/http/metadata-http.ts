@@ -22,6 +22,8 @@ export interface MetadataHttpOptions {
   service: string;
   /** Headers sent with every request (`Metadata: true`, `Metadata-Flavor: Google`). */
   headers?: Record<string, string>;
+  /** A cloud API rather than the link-local metadata service: unreachable is `METADATA_UNAVAILABLE`, not "not on <cloud>". */
+  cloudApi?: boolean;
   policy?: Partial<RetryPolicy>;
   fetchImpl?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;
@@ -112,8 +114,11 @@ export class MetadataHttp {
     } catch (err) {
       if (req.signal?.aborted) return { kind: 'fail', error: new MetadataError('METADATA_UNAVAILABLE', `${this.o.cloud} ${this.o.service} ${path}: cancelled`, { cause: err, details: { path } }) };
       const why = timeout.aborted ? `timed out after ${this.policy.timeoutMs} ms` : causeText(err);
-      const msg = `not on ${this.o.cloud}: ${this.o.service} not reachable at ${this.baseUrl} (${why})`;
-      return { kind: 'retry', error: new MetadataError('METADATA_ENDPOINT_ABSENT', msg, { cause: err, details: { baseUrl: this.baseUrl, path } }) };
+      const where = `${this.o.service} not reachable at ${this.baseUrl} (${why})`;
+      const error = this.o.cloudApi
+        ? new MetadataError('METADATA_UNAVAILABLE', `${this.o.cloud} ${where}`, { cause: err, details: { baseUrl: this.baseUrl, path } })
+        : new MetadataError('METADATA_ENDPOINT_ABSENT', `not on ${this.o.cloud}: ${where}`, { cause: err, details: { baseUrl: this.baseUrl, path } });
+      return { kind: 'retry', error };
     }
     if (res.status === 200) return { kind: 'ok', res: { body, headers: res.headers } };
     const details = { path, status: res.status };

@@ -3,3 +3,4 @@ export { closedLoopbackPort, json, LoopbackServer, type FakeResponse, type SeenR
 export { awsImdsFake, type FakeEc2Instance } from './aws-imds-fake.js';
 export { MotoServer, motoServerBinary, motoUnavailable } from './moto.js';
 export { seedMotoCluster, type SeededAwsCluster } from './moto-seed.js';
+export { azureArmFake, azureImdsFake, azureVmId, type FakeAzureCloud, type FakeAzureScaleSet, type FakeAzureVm } from './azure-fakes.js';
