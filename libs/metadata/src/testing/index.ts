@@ -4,3 +4,4 @@ export { awsImdsFake, type FakeEc2Instance } from './aws-imds-fake.js';
 export { MotoServer, motoServerBinary, motoUnavailable } from './moto.js';
 export { seedMotoCluster, type SeededAwsCluster } from './moto-seed.js';
 export { azureArmFake, azureImdsFake, azureVmId, type FakeAzureCloud, type FakeAzureScaleSet, type FakeAzureVm } from './azure-fakes.js';
+export { gcpComputeFake, gcpMetadataFake, type FakeGceInstance, type FakeGcpCloud } from './gcp-fakes.js';
