@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { azureArmFake, azureImdsFake, azureVmId, closedLoopbackPort, LoopbackServer, type FakeAzureCloud } from '../testing/index.js';
+import { findSecretLeaks } from '@asterism/testing';
 import { MetadataError } from '../types.js';
 import { azureMetadata } from './azure-factory.js';
 import { parseAzureInstance } from './azure-imds.js';
@@ -71,6 +72,22 @@ describe('AzureMetadata against IMDS and ARM fakes', () => {
   it('transient IMDS failures (503) are retried', async () => {
     imds.failNext = 2;
     assert.equal(await provider.uid(), UID);
+  });
+
+  it('ARM refusing the token (401): typed error without the token in message, details or causes', async () => {
+    const strictArm = azureArmFake({ ...cloud, token: 'a-different-token' });
+    try {
+      const p = azureMetadata({ imdsBaseUrl: imds.url, armBaseUrl: await strictArm.start(), policy: { backoffMs: 1 } });
+      const err = await p.list().then(
+        () => assert.fail('expected a refusal'),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof MetadataError && err.code === 'METADATA_UNAVAILABLE' && err.details.status === 401);
+      assert.deepEqual(findSecretLeaks(`${err.message} ${JSON.stringify(err.toJSON())}`, [{ name: 'managed-identity token', value: cloud.token }]), []);
+      assert.equal(strictArm.seen.length, 1, '401 is not retried');
+    } finally {
+      await strictArm.stop();
+    }
   });
 
   it('a nextLink to another host is refused (the token stays on ARM)', async () => {
