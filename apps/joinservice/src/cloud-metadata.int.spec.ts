@@ -1,7 +1,7 @@
 /**
  * The joinservice process with --csp aws|azure|gcp against loopback fakes of each cloud's metadata
  * service (and the Compute Engine API for GCP): its API server endpoint in join tickets is
- * `<own VPC IP>:6443` from the provider (SPEC.md §9.1 step 6). Real control plane and keyservice.
+ * `<own VPC IP>:6443` from the provider (docs/protocol/cloud-metadata.md). Real control plane and keyservice.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

@@ -44,7 +44,7 @@ function metadataFor(config: JoinServiceConfig): MetadataProvider {
   return cloudMetadata(cloud, { metadataUrl: config.metadataUrl, apiUrl: config.cloudApiUrl });
 }
 
-/** `<own VPC IP>:6443` from the platform's metadata (SPEC.md §9.1 step 6), unless given by flag. */
+/** `<own VPC IP>:6443` from the platform's metadata (docs/protocol/cloud-metadata.md), unless given by flag. */
 async function apiServerEndpoint(config: JoinServiceConfig): Promise<string> {
   if (config.apiServerEndpoint) return config.apiServerEndpoint;
   const self = await metadataFor(config).self(AbortSignal.timeout(30_000));
