@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { spawn } from 'node:child_process';
-import { ServiceProcess } from './process.js';
+import { runCaptured, ServiceProcess } from './process.js';
 
 describe('ServiceProcess', () => {
   it('collects JSON log lines and waits for one', async () => {
@@ -22,4 +22,15 @@ describe('ServiceProcess', () => {
     await assert.rejects(p.waitForLog((l) => l.msg === 'never'), /exited before the expected log line[\s\S]*boom/);
     assert.equal((await p.exited).code, 3);
   });
+});
+
+describe('runCaptured', () => {
+  for (const [name, script, timeoutMs, want] of [
+    ['exit code and both streams', 'process.stdout.write("out"); process.stderr.write("err"); process.exit(4)', 10_000, { code: 4, stdout: 'out', stderr: 'err' }],
+    ['a hung process is killed at the timeout', 'setTimeout(() => {}, 60_000)', 200, { code: -1, stdout: '', stderr: '' }],
+  ] as const) {
+    it(name, async () => {
+      assert.deepEqual(await runCaptured(process.execPath, ['-e', script], { timeoutMs }), want);
+    });
+  }
 });

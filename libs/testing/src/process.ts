@@ -83,3 +83,29 @@ export function startTsProcess(entry: string, args: string[], env: NodeJS.Proces
   });
   return new ServiceProcess(child);
 }
+
+/** What {@link runCaptured} returns: the exit code (-1 when killed) and both streams. */
+export interface CapturedRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a command to its end and captures stdout/stderr (e.g. the CLI as a user runs it); killed
+ * with SIGKILL after `timeoutMs` so a hung process cannot hang the test.
+ */
+export function runCaptured(command: string, args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<CapturedRun> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(command, args, { cwd: opts.cwd ?? WORKSPACE_ROOT });
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code: code ?? -1, stdout, stderr });
+    });
+  });
+}

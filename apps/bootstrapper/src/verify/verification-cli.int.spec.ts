@@ -6,7 +6,6 @@
  * service does not hold the single swtpm connection), an unreachable endpoint. Loopback only.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { QemuVtpmIssuer } from '@asterism/attestation';
 import { createNopLogger } from '@asterism/logger';
-import { missingComponent, WORKSPACE_ROOT } from '@asterism/testing';
+import { missingComponent, runCaptured, WORKSPACE_ROOT } from '@asterism/testing';
 import { SocketTransport, TPM_ALG, TpmClient } from '@asterism/tpm';
 import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT, type Swtpm } from '@asterism/tpm/testing';
 import { SharedTpm } from '../tpm/tpm-opener.js';
@@ -24,20 +23,8 @@ import { VerificationService } from './verification-service.js';
 const skip = swtpmAvailable() ? false : missingComponent('swtpm', SWTPM_INSTALL_HINT);
 const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(WORKSPACE_ROOT, 'apps/cli/src/main.ts'), ...args], { cwd: WORKSPACE_ROOT });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
-}
+/** The CLI process as a user runs it. */
+const cli = (args: string[]) => runCaptured(process.execPath, ['--import', 'tsx', join(WORKSPACE_ROOT, 'apps/cli/src/main.ts'), ...args], { timeoutMs: 60_000 });
 
 async function extend(socket: string, pcr: number, label: string): Promise<void> {
   const tpm = new TpmClient(await SocketTransport.connect({ path: socket }));

@@ -9,7 +9,7 @@
  * namespace of the private network, as an operator's machine on the nodes' network would.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ClusterKms, STATE_DISK_KEY_LENGTH, stateDiskKeyId } from '@asterism/crypto';
 import { binDir } from '@asterism/k8s-testenv';
-import { eventually, findSecretLeaks, kubectlBinary } from '@asterism/testing';
+import { eventually, findSecretLeaks, kubectlBinary, runCaptured } from '@asterism/testing';
 import { SocketTransport, TPM_ALG, TpmClient } from '@asterism/tpm';
 import { TSX, WORKSPACE_ROOT } from '../cluster.js';
 import { ClusterLayout } from '../layout.js';
@@ -31,20 +31,8 @@ const IP = { cp0: '10.42.0.10', cp1: '10.42.0.11', worker: '10.42.0.12' };
 const CONTROL_PLANES = ['control-plane-0', 'control-plane-1'];
 
 /** The CLI as an operator on the nodes' network runs it (inside the router namespace). */
-function cli(args: string[], timeoutMs = 150_000): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('nsenter', [`--net=/run/netns/${NETWORK.routerNamespace}`, process.execPath, '--import', TSX, join(WORKSPACE_ROOT, 'apps/cli/src/main.ts'), ...args], { cwd: WORKSPACE_ROOT });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
-}
+const cli = (args: string[], timeoutMs = 150_000) =>
+  runCaptured('nsenter', [`--net=/run/netns/${NETWORK.routerNamespace}`, process.execPath, '--import', TSX, join(WORKSPACE_ROOT, 'apps/cli/src/main.ts'), ...args], { cwd: WORKSPACE_ROOT, timeoutMs });
 
 describe('local cluster, kubeadm backend: verify running nodes, recover a full control-plane outage', { skip }, () => {
   const root = mkdtempSync(join(tmpdir(), 'asterism-real-recovery-'));
