@@ -2,7 +2,7 @@
  * The verification service as a kubeadm-backend node serves it after bootstrapping (a TPM
  * connection per document, docs/adr/0028) against the real `asterism verify --endpoint` process:
  * a swtpm vTPM with boot PCRs and PCR 15 marked with a cluster ID; right / wrong `--cluster-id`,
- * `-o json`, a PCR extended on the running node's TPM while it serves (possible only because the
+ * `-o json`, a replayed document (attestation failure), a PCR extended on the running node's TPM while it serves (possible only because the
  * service does not hold the single swtpm connection), an unreachable endpoint. Loopback only.
  */
 import assert from 'node:assert/strict';
@@ -40,7 +40,9 @@ describe('verification service with a per-document TPM connection + asterism ver
   const clusterId = randomBytes(32);
   let swtpm: Swtpm;
   let service: VerificationService;
+  let replaying: VerificationService;
   let endpoint: string;
+  let replayEndpoint: string;
   const configFile = join(dir, 'attestation-config.json');
   const att = () => ['--variant=qemu-vtpm', `--attestation-config=${configFile}`];
 
@@ -66,9 +68,13 @@ describe('verification service with a per-document TPM connection + asterism ver
     });
     service = new VerificationService(issuer, createNopLogger());
     endpoint = `127.0.0.1:${(await service.listen('127.0.0.1', { grpc: 0, http: 0 })).grpc}`;
+    // A node that answers with a document over another nonce (a replay): its quote is genuine.
+    replaying = new VerificationService({ variant, issue: (userData) => issuer.issue(userData, Buffer.alloc(32, 7)) }, createNopLogger());
+    replayEndpoint = `127.0.0.1:${(await replaying.listen('127.0.0.1', { grpc: 0, http: 0 })).grpc}`;
   });
   after(async () => {
     await service?.close();
+    await replaying?.close();
     await swtpm?.stop();
   });
 
@@ -88,6 +94,12 @@ describe('verification service with a per-document TPM connection + asterism ver
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.match(r.stdout, /Cluster ID \(PCR 15\): MISMATCH\n {2}expected [0-9a-f]{64}\n {2}actual {3}[0-9a-f]{64}/);
     assert.match(r.stdout, /does not carry the given cluster ID/);
+  });
+
+  it('attestation failure (a genuine document replayed for another nonce): refused, exit 1, with the reason', async () => {
+    const r = await cli(['verify', `--endpoint=${replayEndpoint}`, `--cluster-id=${clusterId.toString('base64')}`, ...att()]);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /Node 127\.0\.0\.1:\d+ is refused: .*nonce/i);
   });
 
   it('unreachable endpoint: exit 3 with the endpoint named', async () => {
