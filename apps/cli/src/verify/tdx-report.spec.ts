@@ -21,7 +21,7 @@ describe('asterism verify: TDX report', () => {
   it('prints the failing DCAP check with its code and fields (real quote, June 2023 collateral)', () => {
     const rec = new RecordingTdxVerifier();
     assert.throws(() => rec.verify(parseTdxQuote(quote), collateral, new Date('2023-06-20T00:00:00Z')));
-    assert.match(formatTdxReport(body, rec.last), /DCAP: failing check TCB_LEVEL_NOT_FOUND: .*"teeTcbSvn":"03000400000000000000000000000000"/);
+    assert.match(formatTdxReport(body, rec.last), /DCAP: failing check TCB_LEVEL_NOT_FOUND: .*"teeTcbSvn":"03000400000000000000000000000000".*"belowLowestLevel":\["sgx\[0\] 3 < 5","sgx\[1\] 3 < 5","sgx\[4\] 2 < 3","sgx\[7\] 2 < 3","tdx\[2\] 4 < 5"\]/);
     assert.throws(() => rec.verify(parseTdxQuote(quote), collateral, new Date('2026-01-01T00:00:00Z')));
     assert.match(formatTdxReport(body, rec.last), /failing check COLLATERAL_EXPIRED/);
   });
