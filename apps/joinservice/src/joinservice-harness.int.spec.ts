@@ -31,8 +31,8 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-/** Starts control plane, cluster objects, keyservice and joinservice (variant + attestation config given). */
-export async function startHarness(variant: string, attestationConfig: string): Promise<Harness> {
+/** Starts control plane, cluster objects, keyservice and joinservice (variant + attestation config given; extra joinservice flags). */
+export async function startHarness(variant: string, attestationConfig: string, extraArgs: string[] = []): Promise<Harness> {
   const cp = await startTestControlPlane();
   const admin = new k8s.KubeConfig();
   admin.loadFromString(cp.adminKubeconfig);
@@ -63,6 +63,7 @@ export async function startHarness(variant: string, attestationConfig: string): 
     `--api-server-endpoint=${cp.host}:${cp.port}`,
     '--rate-limit=1000',
     '--rate-burst=1000',
+    ...extraArgs,
   ]);
   const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
   return {
