@@ -155,6 +155,17 @@ describe('helm charts (real helm 3)', { skip }, () => {
     assert.equal(find(objs, 'Service', 'join-service').spec.ports[0].nodePort, 31000);
   });
 
+  for (const [variant, csp] of [['qemu-tdx', 'QEMU'], ['azure-tdx', 'Azure']] as const) {
+    it(`joinservice (${variant}): the variant flag, offline TDX collateral, RBAC to update its collateral ConfigMap`, async () => {
+      const objs = renderChart('joinservice', joinserviceValues({ csp, attestationVariant: variant, extraArgs: ['--collateral-offline'] }));
+      await validateAll(objs);
+      const c = find(objs, 'DaemonSet', 'join-service').spec.template.spec.containers[0];
+      assert.ok(c.args.includes(`--attestation-variant=${variant}`) && c.args.includes(`--cloud-provider=${csp.toLowerCase()}`) && c.args.includes('--collateral-offline'), c.args.join(' '));
+      const rules = find(objs, 'Role', 'join-service').rules as { resources: string[]; resourceNames?: string[]; verbs: string[] }[];
+      assert.ok(rules.some((r) => r.resources.includes('configmaps') && r.resourceNames?.includes('asterism-collateral-tdx-pcs') && r.verbs.includes('update')));
+    });
+  }
+
   it('keyservice (defaults): immutable Secret, gRPC probes, non-root, no API access, NetworkPolicy', async () => {
     const values = keyserviceValues();
     const objs = renderChart('keyservice', values);
