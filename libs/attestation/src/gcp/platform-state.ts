@@ -5,8 +5,10 @@
  * ("GCE NonHostInfo\0" followed by one technology byte). Only events of a log that replayed to
  * the verified quote are read, so these values are measured, not claimed.
  */
+import { createHash } from 'node:crypto';
+import { TPM_ALG } from '@asterism/tpm';
 import { AttestationError } from '../errors.js';
-import { parseEventLog } from '../vtpm/event-log.js';
+import { parseEventLog, type TcgEvent } from '../vtpm/event-log.js';
 
 export const EV_S_CRTM_VERSION = 0x00000008;
 export const EV_NONHOST_INFO = 0x00000011;
@@ -31,12 +33,26 @@ export function gceFirmwareVersion(data: Buffer): number {
   return /^\d{1,9}$/.test(digits) ? Number(digits) : 0;
 }
 
-/** Reads the platform state from the PCR 0 events of `rawLog`. */
+/**
+ * The replay only proves the event DIGESTS; the data read here must be what was measured:
+ * its SHA-256 must be the event's SHA-256 digest.
+ */
+function requireMeasuredData(event: TcgEvent): void {
+  const digest = event.digests.get(TPM_ALG.SHA256);
+  if (!digest || !digest.equals(createHash('sha256').update(event.data).digest())) {
+    throw new AttestationError('PLATFORM_CHECK_FAILED', `PCR 0 event ${event.sequence} (type 0x${event.type.toString(16)}): its data is not what its SHA-256 digest measured`, {
+      details: { check: 'event-digest', sequence: event.sequence, type: event.type },
+    });
+  }
+}
+
+/** Reads the platform state from the PCR 0 events of `rawLog` (events whose data matches their digest). */
 export function gcePlatformState(rawLog: Uint8Array): GcePlatformState {
   let gceVersion = 0;
   let technology: number = GCE_TECHNOLOGY.NONE;
   for (const event of parseEventLog(rawLog).events) {
-    if (event.pcr !== 0) continue;
+    if (event.pcr !== 0 || (event.type !== EV_S_CRTM_VERSION && event.type !== EV_NONHOST_INFO)) continue;
+    requireMeasuredData(event);
     if (event.type === EV_S_CRTM_VERSION) gceVersion = gceFirmwareVersion(event.data);
     if (event.type === EV_NONHOST_INFO && event.data.length > NONHOST_SIGNATURE.length && event.data.subarray(0, NONHOST_SIGNATURE.length).equals(NONHOST_SIGNATURE)) {
       technology = event.data[NONHOST_SIGNATURE.length]!;
