@@ -7,9 +7,10 @@
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { DummyIssuer, QemuVtpmIssuer, type Issuer } from '@asterism/attestation';
+import { AwsNitroTpmIssuer, AzureTrustedLaunchIssuer, DummyIssuer, GcpSevEsIssuer, QemuVtpmIssuer, type Issuer } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
 import { QemuMetadataClient, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
@@ -59,14 +60,25 @@ function loggerFor(config: BootstrapperConfig, secrets: SecretRegistry): Logger 
   return createLogger({ component: 'bootstrapper', level: levelFromVerbosity(config.verbosity), secrets, stream, defaultMeta: config.nodeName ? { node: config.nodeName } : {} });
 }
 
+/** The firmware's TCG event log (empty when the kernel exposes none); gcp-sev-es reads its platform state from it. */
+async function firmwareEventLog(): Promise<Buffer> {
+  return readFile('/sys/kernel/security/tpm0/binary_bios_measurements').catch(() => Buffer.alloc(0));
+}
+
 function issuerFor(config: BootstrapperConfig, tpm: SharedTpm): Issuer {
   switch (config.variant.name) {
     case 'qemu-vtpm':
       return new QemuVtpmIssuer(tpm.open);
+    case 'azure-trustedlaunch':
+      return new AzureTrustedLaunchIssuer(tpm.open, { eventLog: firmwareEventLog });
+    case 'aws-nitro-tpm':
+      return new AwsNitroTpmIssuer(tpm.open, undefined, firmwareEventLog);
+    case 'gcp-sev-es':
+      return new GcpSevEsIssuer(tpm.open, undefined, firmwareEventLog);
     case 'dummy':
       return new DummyIssuer();
     default:
-      throw new Error(`attestation variant ${config.variant.name} has no issuer in this build (qemu-vtpm, dummy)`);
+      throw new Error(`attestation variant ${config.variant.name} has no issuer in this build (qemu-vtpm, azure-trustedlaunch, aws-nitro-tpm, gcp-sev-es, dummy)`);
   }
 }
 

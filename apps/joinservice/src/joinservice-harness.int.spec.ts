@@ -25,6 +25,8 @@ export interface Harness {
   dir: string;
   keyservice: ServiceProcess;
   keyserviceMetrics: number;
+  /** host:port of the keyservice (for additional joinservice processes). */
+  keyserviceEndpoint: string;
   joinservice: ServiceProcess;
   endpoint: string;
   configDir: string;
@@ -46,32 +48,16 @@ export async function startHarness(variant: string, attestationConfig: string): 
   mkdirSync(configDir);
   writeFileSync(join(configDir, 'attestationConfig'), attestationConfig);
   writeFileSync(join(configDir, 'measurementSalt'), MEASUREMENT_SALT);
-  const kubeadmConfig = join(dir, 'ClusterConfiguration');
-  writeFileSync(kubeadmConfig, 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer:\n  certSANs: ["203.0.113.9", "cluster.example"]\n');
-  const kubernetesDir = join(cp.adminKubeconfigPath, '..');
-  const joinservice = startTsProcess('apps/joinservice/src/main.ts', [
-    '--cloud-provider=qemu',
-    `--attestation-variant=${variant}`,
-    `--key-service-endpoint=127.0.0.1:${ks.port as number}`,
-    '--host=127.0.0.1',
-    '--port=0',
-    '--metrics-port=0',
-    `--config-dir=${configDir}`,
-    `--kubeadm-config=${kubeadmConfig}`,
-    `--kubernetes-dir=${kubernetesDir}`,
-    `--kubeconfig=${cp.adminKubeconfigPath}`,
-    `--api-server-endpoint=${cp.host}:${cp.port}`,
-    '--rate-limit=1000',
-    '--rate-burst=1000',
-  ]);
-  const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
+  const keyserviceEndpoint = `127.0.0.1:${ks.port as number}`;
+  const { joinservice, port } = await startJoinServiceProcess({ cp, dir, keyserviceEndpoint }, 'qemu', variant, configDir);
   return {
     cp,
     dir,
     keyservice,
     keyserviceMetrics: ks.metricsPort as number,
+    keyserviceEndpoint,
     joinservice,
-    endpoint: `127.0.0.1:${js.port as number}`,
+    endpoint: `127.0.0.1:${port}`,
     configDir,
     async stop() {
       await joinservice.stop();
@@ -79,6 +65,37 @@ export async function startHarness(variant: string, attestationConfig: string): 
       await cp.stop();
     },
   };
+}
+
+/**
+ * Starts a joinservice process against the harness's control plane and keyservice with a
+ * `configDir` holding `attestationConfig` and `measurementSalt`; resolves once it serves.
+ */
+export async function startJoinServiceProcess(
+  h: Pick<Harness, 'cp' | 'dir' | 'keyserviceEndpoint'>,
+  cloudProvider: string,
+  variant: string,
+  configDir: string,
+): Promise<{ joinservice: ServiceProcess; port: number }> {
+  const kubeadmConfig = join(h.dir, 'ClusterConfiguration');
+  writeFileSync(kubeadmConfig, 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer:\n  certSANs: ["203.0.113.9", "cluster.example"]\n');
+  const joinservice = startTsProcess('apps/joinservice/src/main.ts', [
+    `--cloud-provider=${cloudProvider}`,
+    `--attestation-variant=${variant}`,
+    `--key-service-endpoint=${h.keyserviceEndpoint}`,
+    '--host=127.0.0.1',
+    '--port=0',
+    '--metrics-port=0',
+    `--config-dir=${configDir}`,
+    `--kubeadm-config=${kubeadmConfig}`,
+    `--kubernetes-dir=${join(h.cp.adminKubeconfigPath, '..')}`,
+    `--kubeconfig=${h.cp.adminKubeconfigPath}`,
+    `--api-server-endpoint=${h.cp.host}:${h.cp.port}`,
+    '--rate-limit=1000',
+    '--rate-burst=1000',
+  ]);
+  const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
+  return { joinservice, port: js.port as number };
 }
 
 /** GetDataKey calls the keyservice has answered so far (its own Prometheus counter). */

@@ -6,7 +6,16 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CachedTdxCollateralSource, CollateralCache, pcsCollateralFetcher, registerAzureTdxValidator, registerQemuTdxValidator, validatorFromConfigJson } from '@asterism/attestation';
+import {
+  CachedTdxCollateralSource,
+  CollateralCache,
+  httpCertificateFetcher,
+  pcsCollateralFetcher,
+  registerAzureTdxValidator,
+  registerQemuTdxValidator,
+  validatorFromConfigJson,
+  type ValidatorDependencies,
+} from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, SharedBootstrapTokens, type KubeClients } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
@@ -68,9 +77,13 @@ async function main(): Promise<void> {
       registerQemuTdxValidator(tdxCollateral);
       registerAzureTdxValidator(tdxCollateral);
     }
+    // azure-trustedlaunch follows the AK certificate's CA Issuers URLs for links the document lacks
+    // (chains still end in the configured root); gcp-sev-es asks the Compute API with the node's
+    // service-account token; aws-nitro-tpm needs an EC2 DescribeImages client (ImageTpmSupportLookup).
+    const deps: ValidatorDependencies = { azureTrustedLaunch: { fetchCertificate: httpCertificateFetcher() } };
     const attestationConfigPath = join(cfg.configDir, 'attestationConfig');
     const validator = await step(logger, `loading attestation config ${attestationConfigPath}`, () =>
-      UpdatableValidator.create(attestationConfigPath, (json) => validatorFromConfigJson(json, cfg.variant, logger), logger),
+      UpdatableValidator.create(attestationConfigPath, (json) => validatorFromConfigJson(json, cfg.variant, logger, deps), logger),
     );
     const endpoint = await step(logger, 'determining API server endpoint', () => apiServerEndpoint(cfg));
     const keys = new KeyServiceClient(cfg.keyServiceEndpoint);
