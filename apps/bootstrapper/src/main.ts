@@ -7,10 +7,9 @@
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { AwsNitroTpmIssuer, AzureTrustedLaunchIssuer, DummyIssuer, GcpSevEsIssuer, QemuVtpmIssuer, type Issuer } from '@asterism/attestation';
+import type { Issuer } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
 import { QemuMetadataClient, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
@@ -40,6 +39,7 @@ import { runBootstrapper, type NodeControl, type RunResult } from './run.js';
 import { NodeFileWriter } from './state/file-writer.js';
 import { NODE_STATE_PATH, readNodeState } from './state/node-state.js';
 import { writeStatusFile, type NodeStatus } from './status-file.js';
+import { issuerFor } from './tpm/issuer-for.js';
 import { SharedTpm } from './tpm/tpm-opener.js';
 
 /** Exit code of a "reboot" in local mode (the supervisor decides whether to start the node again). */
@@ -58,28 +58,6 @@ function loggerFor(config: BootstrapperConfig, secrets: SecretRegistry): Logger 
     stream = tee;
   }
   return createLogger({ component: 'bootstrapper', level: levelFromVerbosity(config.verbosity), secrets, stream, defaultMeta: config.nodeName ? { node: config.nodeName } : {} });
-}
-
-/** The firmware's TCG event log (empty when the kernel exposes none); gcp-sev-es reads its platform state from it. */
-async function firmwareEventLog(): Promise<Buffer> {
-  return readFile('/sys/kernel/security/tpm0/binary_bios_measurements').catch(() => Buffer.alloc(0));
-}
-
-function issuerFor(config: BootstrapperConfig, tpm: SharedTpm): Issuer {
-  switch (config.variant.name) {
-    case 'qemu-vtpm':
-      return new QemuVtpmIssuer(tpm.open);
-    case 'azure-trustedlaunch':
-      return new AzureTrustedLaunchIssuer(tpm.open, { eventLog: firmwareEventLog });
-    case 'aws-nitro-tpm':
-      return new AwsNitroTpmIssuer(tpm.open, undefined, firmwareEventLog);
-    case 'gcp-sev-es':
-      return new GcpSevEsIssuer(tpm.open, undefined, firmwareEventLog);
-    case 'dummy':
-      return new DummyIssuer();
-    default:
-      throw new Error(`attestation variant ${config.variant.name} has no issuer in this build (qemu-vtpm, azure-trustedlaunch, aws-nitro-tpm, gcp-sev-es, dummy)`);
-  }
 }
 
 function metadataFor(config: BootstrapperConfig): MetadataProvider {
@@ -102,7 +80,7 @@ async function main(): Promise<void> {
   logger.info('bootstrapper starting', { variant: cfg.variant.name, csp: cfg.csp, backend: cfg.backend });
 
   const tpm = new SharedTpm(cfg.tpm, (count) => logger.warn('flushed transient TPM objects left by an earlier run', { count }));
-  const issuer = issuerFor(cfg, tpm);
+  const issuer = issuerFor(cfg.variant, tpm.open);
   const lock = new NodeLock(new TpmNodeMarker(tpm.open));
   const metadata = metadataFor(cfg);
   const disk = new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath, STATE_DISK_PBKDF_PRESETS[cfg.stateDiskPbkdf]);
