@@ -26,7 +26,7 @@ import { AZURE_AK_CERT_NV_INDEX, AzureTrustedLaunchIssuer, AzureTrustedLaunchVal
 import { AttestationError } from '../errors.js';
 import { ComputeShieldedIdentitySource, GceMetadataInstanceSource, metadataAccessToken } from '../gcp/gce-identity.js';
 import { EV_NONHOST_INFO, EV_S_CRTM_VERSION, GCE_TECHNOLOGY } from '../gcp/platform-state.js';
-import { GCE_AK_TEMPLATE_NV_INDEX_RSA, GcpSevEsIssuer, GcpSevEsValidator } from '../gcp/sev-es.js';
+import { GCE_AK_CERT_NV_INDEX_RSA, GCE_AK_TEMPLATE_NV_INDEX_RSA, GcpSevEsIssuer, GcpSevEsValidator } from '../gcp/sev-es.js';
 import type { Validator } from '../interfaces.js';
 import { AZURE_AK_HANDLE } from '../snp/hcl.js';
 import { decodeDocument, encodeDocument } from '../vtpm/document.js';
@@ -161,6 +161,8 @@ describe('cloud vTPM variants on swtpm', { skip }, () => {
     akCert = await makeAkCert(publicKeyObject(akPub.public).export({ type: 'spki', format: 'der' }) as Buffer, ca, [`${cloud.base}/pki/missing.crt`, `${cloud.base}/pki/issuing.crt`]);
     await tpm.disconnect();
     await nvWrite(AZURE_AK_CERT_NV_INDEX, akCert.raw);
+    // GCE: a certificate in the AK certificate index (any DER; the issuer copies it into ak_cert).
+    await nvWrite(GCE_AK_CERT_NV_INDEX_RSA, ca.der);
     // GCE: the platform events in PCR 0 (firmware v2, AMD SEV).
     const { events } = gceEventLog(GCE_TECHNOLOGY.AMD_SEV);
     await measure(await tpm.client(), events);
@@ -259,6 +261,7 @@ describe('cloud vTPM variants on swtpm', { skip }, () => {
 
     it('issuer: AK from the NV template (endorsement hierarchy), names from the metadata server; validator accepts', async () => {
       assert.deepEqual(JSON.parse(decodeDocument(doc).instanceInfo!.toString()), { zone: 'europe-west3-a', project_id: 'asterism-test', instance_name: 'worker-0' });
+      assert.deepEqual(decodeDocument(doc).attestation!.akCert, ca.der, 'ak_cert is the certificate from NV 0x01C10000');
       assert.deepEqual(Buffer.from(await validator().validate(doc, NONCE)), USER_DATA);
     });
 
