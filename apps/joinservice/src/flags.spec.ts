@@ -34,3 +34,18 @@ describe('joinservice cloud provider flags', () => {
   ];
   for (const c of bad) it(`refuses ${c.name}`, () => assert.throws(() => parseFlags(c.argv), c.error));
 });
+
+describe('joinservice flags: cloud vTPM variants', () => {
+  const cases: Array<[provider: string, variant: string, expected: string]> = [
+    ['azure', 'azure-trustedlaunch', 'Azure'],
+    ['aws', 'aws-nitro-tpm', 'AWS'],
+    ['gcp', 'gcp-sev-es', 'GCP'],
+  ];
+  for (const [provider, variant, expected] of cases) {
+    it(`--cloud-provider=${provider} --attestation-variant=${variant}`, () => {
+      const c = parseFlags([`--cloud-provider=${provider}`, `--attestation-variant=${variant}`])!;
+      assert.equal(c.variant.name, variant);
+      assert.equal(c.cloudProvider, expected);
+    });
+  }
+});
