@@ -5,10 +5,11 @@
  * qemu-tdx has no TPM and marks RTMR2 through the TD's sysfs files, quoting via configfs-tsm.
  */
 import { join } from 'node:path';
-import { AzureTdxIssuer, CONFIGFS_TSM_REPORT_DIR, ConfigfsTsmQuoteProvider, DummyIssuer, QemuTdxIssuer, QemuVtpmIssuer, type Issuer } from '@asterism/attestation';
+import { CONFIGFS_TSM_REPORT_DIR, ConfigfsTsmQuoteProvider, QemuTdxIssuer, type Issuer } from '@asterism/attestation';
 import { CLUSTER_ID_RTMR, RtmrNodeMarker, SysfsRtmrDevice, TDX_MEASUREMENTS_DIR, TpmNodeMarker, type NodeMarker } from '@asterism/nodelock';
 import type { BootstrapperConfig } from './flags.js';
 import type { MarkReader } from './node-condition.js';
+import { issuerFor } from './tpm/issuer-for.js';
 import { SharedTpm } from './tpm/tpm-opener.js';
 
 /** What the bootstrapper attests and marks with. */
@@ -19,9 +20,6 @@ export interface NodePlatform {
   readonly mark: MarkReader;
   close(): Promise<void>;
 }
-
-/** Variants this build can bootstrap a node with. */
-export const BOOTSTRAP_VARIANTS = ['qemu-vtpm', 'qemu-tdx', 'azure-tdx', 'dummy'] as const;
 
 /**
  * The platform of `config.variant`. Device paths are under `--state-root`, so a test can stand
@@ -40,18 +38,5 @@ export function nodePlatformFor(config: BootstrapperConfig, onLeftoversFlushed: 
     };
   }
   const tpm = new SharedTpm(config.tpm, onLeftoversFlushed);
-  return { issuer: tpmIssuer(variant, tpm), marker: new TpmNodeMarker(tpm.open), mark: tpm, close: () => tpm.close() };
-}
-
-function tpmIssuer(variant: string, tpm: SharedTpm): Issuer {
-  switch (variant) {
-    case 'qemu-vtpm':
-      return new QemuVtpmIssuer(tpm.open);
-    case 'azure-tdx':
-      return new AzureTdxIssuer(tpm.open);
-    case 'dummy':
-      return new DummyIssuer();
-    default:
-      throw new Error(`attestation variant ${variant} has no issuer in this build (${BOOTSTRAP_VARIANTS.join(', ')})`);
-  }
+  return { issuer: issuerFor(config.variant, tpm.open), marker: new TpmNodeMarker(tpm.open), mark: tpm, close: () => tpm.close() };
 }
