@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { encodeTdxDocument, parseTdxQuote } from '@asterism/attestation';
+import { encodeAzureTdxInstanceInfo, encodeDocument, encodeTdxDocument, parseTdxQuote } from '@asterism/attestation';
 import { tdxVector, vectorCollateral } from '@asterism/attestation/testing';
 import { formatTdxReport, RecordingTdxVerifier, tdBodyOf } from './tdx-report.js';
 
@@ -16,6 +16,12 @@ describe('asterism verify: TDX report', () => {
     assert.match(text, new RegExp(` {2}3 {2}RTMR2 {2}${body.rtmrs[2].toString('hex')}`));
     assert.match(text, /TEE TCB SVN {2}03000400000000000000000000000000/);
     assert.equal(tdBodyOf(Buffer.from('{"not":"tdx"}')), undefined);
+  });
+
+  it('finds the TD body in an azure-tdx vTPM document (the quote in its instance info)', () => {
+    const doc = encodeDocument({ attestation: null, instanceInfo: encodeAzureTdxInstanceInfo({ attestationReport: quote, runtimeData: Buffer.from('{}') }), userData: Buffer.alloc(0) });
+    assert.deepEqual(tdBodyOf(doc)!.mrTd, body.mrTd);
+    assert.equal(tdBodyOf(encodeDocument({ attestation: null, instanceInfo: Buffer.from('{"AttestationReport":"AAAA","RuntimeData":""}'), userData: Buffer.alloc(0) })), undefined);
   });
 
   it('prints the failing DCAP check with its code and fields (real quote, June 2023 collateral)', () => {
