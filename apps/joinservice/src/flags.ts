@@ -28,6 +28,8 @@ export interface JoinServiceConfig {
   rateBurst: number;
   /** Never contact vendor collateral services (Intel PCS); serve persisted collateral only. */
   collateralOffline: boolean;
+  /** AMD KDS base URL for SEV-SNP collateral (mirrors, tests); undefined = AMD's. */
+  amdKdsUrl: string | undefined;
 }
 
 export const USAGE = `Usage: joinservice [flags]
@@ -54,7 +56,8 @@ Asterism flags:
   --metadata-url <url>         qemu metadata API base URL (provider qemu)
   --rate-limit <n>             join requests per second per peer host (default 5)
   --rate-burst <n>             burst per peer host (default 20)
-  --collateral-offline         TDX: use only collateral persisted in the ConfigMap, never Intel PCS
+  --collateral-offline         TDX/SEV-SNP: use only collateral persisted in ConfigMaps (or configured), never Intel PCS / AMD KDS
+  --amd-kds-url <url>          SEV-SNP: AMD KDS base URL (default AMD's; a mirror or a local replay)
   -h, --help                   show this help
 
 The attestation config file is re-read whenever it changes (ConfigMap updates included); in-flight
@@ -89,6 +92,7 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
         'rate-limit': { type: 'string' },
         'rate-burst': { type: 'string' },
         'collateral-offline': { type: 'boolean' },
+        'amd-kds-url': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -128,5 +132,12 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
     ratePerSecond: int('rate-limit', values['rate-limit'], 5, 1, 100_000),
     rateBurst: int('rate-burst', values['rate-burst'], 20, 1, 100_000),
     collateralOffline: values['collateral-offline'] === true,
+    amdKdsUrl: kdsUrl(values['amd-kds-url']),
   };
+}
+
+function kdsUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(raw)) throw new FlagError(`invalid --amd-kds-url "${raw}": want an http(s) URL`);
+  return raw.replace(/\/$/, '');
 }

@@ -25,6 +25,7 @@ export interface Harness {
   dir: string;
   keyservice: ServiceProcess;
   keyserviceMetrics: number;
+  keyservicePort: number;
   joinservice: ServiceProcess;
   endpoint: string;
   configDir: string;
@@ -46,30 +47,14 @@ export async function startHarness(variant: string, attestationConfig: string): 
   mkdirSync(configDir);
   writeFileSync(join(configDir, 'attestationConfig'), attestationConfig);
   writeFileSync(join(configDir, 'measurementSalt'), MEASUREMENT_SALT);
-  const kubeadmConfig = join(dir, 'ClusterConfiguration');
-  writeFileSync(kubeadmConfig, 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer:\n  certSANs: ["203.0.113.9", "cluster.example"]\n');
-  const kubernetesDir = join(cp.adminKubeconfigPath, '..');
-  const joinservice = startTsProcess('apps/joinservice/src/main.ts', [
-    '--cloud-provider=qemu',
-    `--attestation-variant=${variant}`,
-    `--key-service-endpoint=127.0.0.1:${ks.port as number}`,
-    '--host=127.0.0.1',
-    '--port=0',
-    '--metrics-port=0',
-    `--config-dir=${configDir}`,
-    `--kubeadm-config=${kubeadmConfig}`,
-    `--kubernetes-dir=${kubernetesDir}`,
-    `--kubeconfig=${cp.adminKubeconfigPath}`,
-    `--api-server-endpoint=${cp.host}:${cp.port}`,
-    '--rate-limit=1000',
-    '--rate-burst=1000',
-  ]);
+  const joinservice = startJoinServiceProcess({ cp, dir, configDir, keyservicePort: ks.port as number }, variant);
   const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
   return {
     cp,
     dir,
     keyservice,
     keyserviceMetrics: ks.metricsPort as number,
+    keyservicePort: ks.port as number,
     joinservice,
     endpoint: `127.0.0.1:${js.port as number}`,
     configDir,
@@ -79,6 +64,36 @@ export async function startHarness(variant: string, attestationConfig: string): 
       await cp.stop();
     },
   };
+}
+
+/** Where a joinservice process finds its control plane, config and keyservice. */
+export interface JoinServiceEnvironment {
+  cp: TestControlPlane;
+  dir: string;
+  configDir: string;
+  keyservicePort: number;
+}
+
+/** Starts a joinservice process (port 0) for `variant` in `env`; `extraArgs` are appended. */
+export function startJoinServiceProcess(env: JoinServiceEnvironment, variant: string, extraArgs: string[] = [], cloudProvider = 'qemu'): ServiceProcess {
+  const kubeadmConfig = join(env.dir, 'ClusterConfiguration');
+  writeFileSync(kubeadmConfig, 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer:\n  certSANs: ["203.0.113.9", "cluster.example"]\n');
+  return startTsProcess('apps/joinservice/src/main.ts', [
+    `--cloud-provider=${cloudProvider}`,
+    `--attestation-variant=${variant}`,
+    `--key-service-endpoint=127.0.0.1:${env.keyservicePort}`,
+    '--host=127.0.0.1',
+    '--port=0',
+    '--metrics-port=0',
+    `--config-dir=${env.configDir}`,
+    `--kubeadm-config=${kubeadmConfig}`,
+    `--kubernetes-dir=${join(env.cp.adminKubeconfigPath, '..')}`,
+    `--kubeconfig=${env.cp.adminKubeconfigPath}`,
+    `--api-server-endpoint=${env.cp.host}:${env.cp.port}`,
+    '--rate-limit=1000',
+    '--rate-burst=1000',
+    ...extraArgs,
+  ]);
 }
 
 /** GetDataKey calls the keyservice has answered so far (its own Prometheus counter). */

@@ -50,4 +50,31 @@ export class JoinMetrics {
       },
     });
   }
+
+  /**
+   * Exposes collateral cache lookups (hit/miss) and remote fetches (ok/failed/invalid) per cache
+   * as `joinservice_collateral_lookups_total{cache,outcome}` and
+   * `joinservice_collateral_fetches_total{cache,outcome}`, read at scrape time.
+   */
+  observeCollateral(counts: { readonly lookups: ReadonlyMap<string, number>; readonly fetches: ReadonlyMap<string, number> }): void {
+    const counter = (name: string, help: string, source: ReadonlyMap<string, number>) => {
+      const seen = new Map<string, number>();
+      new Counter({
+        name,
+        help,
+        labelNames: ['cache', 'outcome'],
+        registers: [this.#registry],
+        collect() {
+          for (const [key, total] of source) {
+            const delta = total - (seen.get(key) ?? 0);
+            const [cache = '', outcome = ''] = key.split('\u0000');
+            if (delta > 0) this.inc({ cache, outcome }, delta);
+            seen.set(key, total);
+          }
+        },
+      });
+    };
+    counter('joinservice_collateral_lookups_total', 'Collateral cache lookups by cache (sev-snp-vcek, sev-snp-cert-chain, tdx-pcs) and outcome (hit: no remote service needed, miss).', counts.lookups);
+    counter('joinservice_collateral_fetches_total', 'Remote collateral fetches (AMD KDS, Intel PCS) by cache and outcome (ok, failed, invalid).', counts.fetches);
+  }
 }

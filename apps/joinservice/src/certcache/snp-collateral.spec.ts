@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { MemoryCollateralStore, SnpCollateral } from '@asterism/attestation';
+import { createLogger } from '@asterism/logger';
+import { CertCacheError, type AmdCertChain } from './cert-cache.js';
+import { CollateralCounts, snpValidatorDependencies } from './snp-collateral.js';
+
+const ASK = '-----BEGIN CERTIFICATE-----\nASK\n-----END CERTIFICATE-----\n';
+
+function sources(variant: string, load: (signer: 'vcek' | 'vlek') => Promise<AmdCertChain>, offline = false) {
+  const calls: string[] = [];
+  return {
+    calls,
+    s: {
+      variant,
+      certCache: { load: (signer: 'vcek' | 'vlek') => (calls.push(signer), load(signer)) },
+      store: new MemoryCollateralStore(),
+      metrics: new CollateralCounts(),
+      logger: createLogger({ component: 'test', level: 'error' }),
+      offline,
+    },
+  };
+}
+
+describe('snpValidatorDependencies', () => {
+  const cases: Array<{ name: string; variant: string; offline?: boolean; load: () => Promise<AmdCertChain>; signers: string[]; keys: string[]; gce: boolean }> = [
+    { name: 'azure-sev-snp: the cached ASK (VCEK chain) becomes a signing key', variant: 'azure-sev-snp', load: async () => ({ ask: ASK, ark: null }), signers: ['vcek'], keys: [ASK], gce: false },
+    { name: 'aws-sev-snp: the cached ASVK (VLEK chain)', variant: 'aws-sev-snp', load: async () => ({ ask: ASK, ark: null }), signers: ['vlek'], keys: [ASK], gce: false },
+    { name: 'gcp-sev-snp: no certificate cache, a GCE shielded-identity source', variant: 'gcp-sev-snp', load: async () => ({ ask: ASK, ark: null }), signers: [], keys: [], gce: true },
+    {
+      name: 'KDS unreachable with an empty cache: no signing key, no failure',
+      variant: 'azure-sev-snp',
+      load: () => Promise.reject(new CertCacheError('KDS_UNAVAILABLE', 'down')),
+      signers: ['vcek'],
+      keys: [],
+      gce: false,
+    },
+    { name: 'offline: the certificate cache is not asked (it would contact KDS)', variant: 'aws-sev-snp', offline: true, load: async () => ({ ask: ASK, ark: null }), signers: [], keys: [], gce: false },
+  ];
+  for (const c of cases) {
+    it(c.name, async () => {
+      const { s, calls } = sources(c.variant, c.load, c.offline);
+      const deps = await snpValidatorDependencies(s);
+      assert.ok(deps.collateral instanceof SnpCollateral);
+      deps.collateral.close();
+      assert.deepEqual(calls, c.signers);
+      assert.deepEqual(deps.cachedSigningKeys, c.keys);
+      assert.equal(deps.gceIdentity !== undefined, c.gce);
+    });
+  }
+
+  it('a Kubernetes failure of the certificate cache still fails start-up', async () => {
+    const { s } = sources('azure-sev-snp', () => Promise.reject(new CertCacheError('K8S_UNAVAILABLE', 'apiserver down')));
+    await assert.rejects(snpValidatorDependencies(s), (e: unknown) => e instanceof CertCacheError && e.code === 'K8S_UNAVAILABLE');
+  });
+});
