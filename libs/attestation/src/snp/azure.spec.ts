@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { eventually } from '@asterism/testing';
 import { akTemplateRsa, encodePublic, type TpmtPublic } from '@asterism/tpm';
 import type { AzureSevSnpConfig, IdKeyDigestEnforcement } from '../config/types.js';
 import { AttestationError } from '../errors.js';
@@ -162,5 +163,19 @@ describe('HCL AK exponent rule (little-endian e, TPM 0 = 65537)', () => {
   }
   it('runtime data without keys is DOCUMENT_MALFORMED', () => {
     assert.throws(() => checkHclAttestationKey(Buffer.from('{"keys":[]}'), REAL_AK), refusedWith('DOCUMENT_MALFORMED', /HCLAkPub/));
+  });
+});
+
+describe('VCEK and chain sent with a report are kept for later evidence without them', () => {
+  it('offline collateral: after one report with VCEK + chain, the same chip/TCB verifies with neither (and only one VCEK is cached)', async () => {
+    const collateral = new SnpCollateral({ offline: true });
+    const v = new AzureSevSnpValidator(config(), NOP_ATTESTATION_LOGGER, { collateral, now: () => AZURE_VECTOR_TIME });
+    const bare = document({ info: { reportSigner: Buffer.alloc(0), certChain: Buffer.alloc(0) } });
+    await assert.rejects(v.validate(bare, randomBytes(32)), refusedWith('COLLATERAL_UNAVAILABLE'));
+    await assert.rejects(v.validate(document(), randomBytes(32)), refusedWith('QUOTE_MISSING'));
+    await eventually('the VCEK is cached', async () => (collateral.vcek.keys().length === 1 ? true : undefined), 5000);
+    await assert.rejects(v.validate(document(), randomBytes(32)), refusedWith('QUOTE_MISSING'));
+    assert.deepEqual(collateral.chains.keys(), ['vcek/Milan']);
+    await assert.rejects(v.validate(bare, randomBytes(32)), refusedWith('QUOTE_MISSING'));
   });
 });
