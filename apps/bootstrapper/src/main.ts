@@ -15,6 +15,7 @@ import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@
 import { QemuMetadataClient, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
 import { NodeLock, TpmNodeMarker } from '@asterism/nodelock';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
+import { snpIssuerFor } from './attestation/snp-issuers.js';
 import { CryptsetupStateDisk, STATE_DISK_PBKDF_PRESETS } from './disk/state-disk.js';
 import { parseFlags, USAGE, type BootstrapperConfig } from './flags.js';
 import { OsHostInfo } from './host/host-info.js';
@@ -66,8 +67,12 @@ function issuerFor(config: BootstrapperConfig, tpm: SharedTpm): Issuer {
     case 'dummy':
       return new DummyIssuer();
     default:
-      throw new Error(`attestation variant ${config.variant.name} has no issuer in this build (qemu-vtpm, dummy)`);
+      return snpIssuerFor(config.variant.name, tpm.open) ?? unsupportedVariant(config.variant.name);
   }
+}
+
+function unsupportedVariant(variant: string): never {
+  throw new Error(`attestation variant ${variant} has no issuer in this build (qemu-vtpm, azure-sev-snp, aws-sev-snp, gcp-sev-snp, dummy)`);
 }
 
 function metadataFor(config: BootstrapperConfig): MetadataProvider {
