@@ -33,5 +33,7 @@ describe('JoinMetrics.observeCollateral', () => {
     assert.match(text, /joinservice_collateral_lookups_total\{cache="sev-snp-vcek",outcome="hit"\} 2/);
     assert.match(text, /joinservice_collateral_lookups_total\{cache="sev-snp-vcek",outcome="miss"\} 1/);
     assert.match(text, /joinservice_collateral_fetches_total\{cache="sev-snp-vcek",outcome="failed"\} 2/);
+    counts.risk('certificate-expiry', 'VCEK');
+    assert.match(await registry.metrics(), /joinservice_snp_refusal_risks_total\{kind="certificate-expiry",subject="VCEK"\} 1/);
   });
 });

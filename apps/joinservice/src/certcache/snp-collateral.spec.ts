@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { MemoryCollateralStore, SnpCollateral } from '@asterism/attestation';
 import { createLogger } from '@asterism/logger';
@@ -52,5 +53,26 @@ describe('snpValidatorDependencies', () => {
   it('a Kubernetes failure of the certificate cache still fails start-up', async () => {
     const { s } = sources('azure-sev-snp', () => Promise.reject(new CertCacheError('K8S_UNAVAILABLE', 'apiserver down')));
     await assert.rejects(snpValidatorDependencies(s), (e: unknown) => e instanceof CertCacheError && e.code === 'K8S_UNAVAILABLE');
+  });
+
+  it('early refusal warnings: counted every time, logged once per finding', async () => {
+    const lines: string[] = [];
+    const { s } = sources('gcp-sev-snp', async () => ({ ask: null, ark: null }));
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const logger = createLogger({ component: 'test', level: 'warn', stream });
+    const counts = new CollateralCounts();
+    const deps = await snpValidatorDependencies({ ...s, logger, metrics: counts, warnWithinDays: 14 });
+    deps.collateral!.close();
+    assert.equal(deps.warnings?.withinDays, 14);
+    const risk = { kind: 'certificate-expiry' as const, subject: 'VCEK', refusedAt: new Date(), daysLeft: 3, message: 'VCEK SEV-VCEK expires soon', details: {} };
+    deps.warnings!.sink(risk);
+    deps.warnings!.sink(risk);
+    assert.equal(counts.risks.get('certificate-expiry\u0000VCEK'), 2);
+    assert.equal(lines.filter((l) => l.includes('SEV-SNP node will be refused soon: VCEK SEV-VCEK expires soon')).length, 1);
   });
 });

@@ -7,6 +7,7 @@ import {
   type CollateralMetrics,
   type CollateralStore,
   type SnpValidatorDependencies,
+  type SnpWarningOptions,
 } from '@asterism/attestation';
 import type { Logger } from '@asterism/logger';
 import { CertCacheError, type CertCache } from './cert-cache.js';
@@ -22,6 +23,8 @@ export const SNP_VARIANTS: ReadonlySet<string> = new Set(['aws-sev-snp', 'azure-
 export class CollateralCounts implements CollateralMetrics {
   readonly lookups = new Map<string, number>();
   readonly fetches = new Map<string, number>();
+  /** SEV-SNP early refusal warnings by kind and subject (`joinservice_snp_refusal_risks_total`). */
+  readonly risks = new Map<string, number>();
 
   lookup(cache: string, outcome: CollateralLookupOutcome): void {
     bump(this.lookups, `${cache}\u0000${outcome}`);
@@ -29,6 +32,10 @@ export class CollateralCounts implements CollateralMetrics {
 
   fetch(cache: string, outcome: CollateralFetchOutcome): void {
     bump(this.fetches, `${cache}\u0000${outcome}`);
+  }
+
+  risk(kind: string, subject: string): void {
+    bump(this.risks, `${kind}\u0000${subject}`);
   }
 }
 
@@ -41,8 +48,10 @@ export interface SnpDependencySources {
   readonly variant: string;
   readonly certCache: Pick<CertCache, 'load'>;
   readonly store: CollateralStore;
-  readonly metrics: CollateralMetrics;
+  readonly metrics: CollateralMetrics & Pick<CollateralCounts, 'risk'>;
   readonly logger: Logger;
+  /** Warn about nodes refused within this many days (certificate expiry); default 30. */
+  readonly warnWithinDays?: number;
   readonly offline: boolean;
   /** AMD KDS base URL (mirrors, tests); default AMD's. */
   readonly kdsBaseUrl?: string;
@@ -66,12 +75,27 @@ export async function snpValidatorDependencies(s: SnpDependencySources): Promise
   const loaded = await collateral.load();
   s.logger.info('SEV-SNP collateral cache loaded', { records: loaded, offline: s.offline });
   const cachedSigningKeys = await signingKeysFromCertCache(s);
-  const deps: { -readonly [K in keyof SnpValidatorDependencies]: SnpValidatorDependencies[K] } = { collateral, cachedSigningKeys };
+  const deps: { -readonly [K in keyof SnpValidatorDependencies]: SnpValidatorDependencies[K] } = { collateral, cachedSigningKeys, warnings: refusalWarnings(s) };
   if (s.variant === 'gcp-sev-snp') {
     const metadata = new GceMetadataClient();
     deps.gceIdentity = new GceComputeShieldedIdentity((signal) => metadata.accessToken(signal));
   }
   return deps;
+}
+
+/** Early refusal warnings: counted on every validation, logged once per distinct finding. */
+function refusalWarnings(s: SnpDependencySources): SnpWarningOptions {
+  const logged = new Set<string>();
+  return {
+    withinDays: s.warnWithinDays ?? 30,
+    sink: (risk) => {
+      s.metrics.risk(risk.kind, risk.subject);
+      if (logged.has(risk.message)) return;
+      if (logged.size >= 1024) logged.clear();
+      logged.add(risk.message);
+      s.logger.warn(`SEV-SNP node will be refused soon: ${risk.message}`, { kind: risk.kind, subject: risk.subject, daysLeft: risk.daysLeft, ...risk.details });
+    },
+  };
 }
 
 /** The ASK/ASVK of the certificate cache (filled from KDS when empty and reachable). */
