@@ -25,10 +25,14 @@ export interface Harness {
   dir: string;
   keyservice: ServiceProcess;
   keyserviceMetrics: number;
-  keyservicePort: number;
   joinservice: ServiceProcess;
   endpoint: string;
   configDir: string;
+  /**
+   * Starts one more joinservice with the same config but other provider flags (e.g. `--csp=aws ...`);
+   * `other` swaps the attestation variant and config folder (e.g. the SEV-SNP variants).
+   */
+  startJoinservice(providerArgs: string[], env?: NodeJS.ProcessEnv, other?: { variant: string; configDir: string }): Promise<{ process: ServiceProcess; endpoint: string; metricsPort: number }>;
   stop(): Promise<void>;
 }
 
@@ -47,53 +51,47 @@ export async function startHarness(variant: string, attestationConfig: string): 
   mkdirSync(configDir);
   writeFileSync(join(configDir, 'attestationConfig'), attestationConfig);
   writeFileSync(join(configDir, 'measurementSalt'), MEASUREMENT_SALT);
-  const joinservice = startJoinServiceProcess({ cp, dir, configDir, keyservicePort: ks.port as number }, variant);
+  const kubeadmConfig = join(dir, 'ClusterConfiguration');
+  writeFileSync(kubeadmConfig, 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer:\n  certSANs: ["203.0.113.9", "cluster.example"]\n');
+  const kubernetesDir = join(cp.adminKubeconfigPath, '..');
+  const args = (providerArgs: string[], other = { variant, configDir }) => [
+    ...providerArgs,
+    `--attestation-variant=${other.variant}`,
+    `--key-service-endpoint=127.0.0.1:${ks.port as number}`,
+    '--host=127.0.0.1',
+    '--port=0',
+    '--metrics-port=0',
+    `--config-dir=${other.configDir}`,
+    `--kubeadm-config=${kubeadmConfig}`,
+    `--kubernetes-dir=${kubernetesDir}`,
+    `--kubeconfig=${cp.adminKubeconfigPath}`,
+    '--rate-limit=1000',
+    '--rate-burst=1000',
+  ];
+  const joinservice = startTsProcess('apps/joinservice/src/main.ts', args(['--cloud-provider=qemu', `--api-server-endpoint=${cp.host}:${cp.port}`]));
   const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
+  const extra: ServiceProcess[] = [];
   return {
     cp,
     dir,
     keyservice,
     keyserviceMetrics: ks.metricsPort as number,
-    keyservicePort: ks.port as number,
     joinservice,
     endpoint: `127.0.0.1:${js.port as number}`,
     configDir,
+    async startJoinservice(providerArgs, env = {}, other) {
+      const p = startTsProcess('apps/joinservice/src/main.ts', args(providerArgs, other), env);
+      extra.push(p);
+      const log = await p.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
+      return { process: p, endpoint: `127.0.0.1:${log.port as number}`, metricsPort: log.metricsPort as number };
+    },
     async stop() {
+      for (const p of extra) await p.stop();
       await joinservice.stop();
       await keyservice.stop();
       await cp.stop();
     },
   };
-}
-
-/** Where a joinservice process finds its control plane, config and keyservice. */
-export interface JoinServiceEnvironment {
-  cp: TestControlPlane;
-  dir: string;
-  configDir: string;
-  keyservicePort: number;
-}
-
-/** Starts a joinservice process (port 0) for `variant` in `env`; `extraArgs` are appended. */
-export function startJoinServiceProcess(env: JoinServiceEnvironment, variant: string, extraArgs: string[] = [], cloudProvider = 'qemu'): ServiceProcess {
-  const kubeadmConfig = join(env.dir, 'ClusterConfiguration');
-  writeFileSync(kubeadmConfig, 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer:\n  certSANs: ["203.0.113.9", "cluster.example"]\n');
-  return startTsProcess('apps/joinservice/src/main.ts', [
-    `--cloud-provider=${cloudProvider}`,
-    `--attestation-variant=${variant}`,
-    `--key-service-endpoint=127.0.0.1:${env.keyservicePort}`,
-    '--host=127.0.0.1',
-    '--port=0',
-    '--metrics-port=0',
-    `--config-dir=${env.configDir}`,
-    `--kubeadm-config=${kubeadmConfig}`,
-    `--kubernetes-dir=${join(env.cp.adminKubeconfigPath, '..')}`,
-    `--kubeconfig=${env.cp.adminKubeconfigPath}`,
-    `--api-server-endpoint=${env.cp.host}:${env.cp.port}`,
-    '--rate-limit=1000',
-    '--rate-burst=1000',
-    ...extraArgs,
-  ]);
 }
 
 /** GetDataKey calls the keyservice has answered so far (its own Prometheus counter). */
