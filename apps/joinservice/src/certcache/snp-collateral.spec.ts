@@ -47,6 +47,7 @@ describe('snpValidatorDependencies', () => {
       assert.deepEqual(calls, c.signers);
       assert.deepEqual(deps.cachedSigningKeys, c.keys);
       assert.equal(deps.gceIdentity !== undefined, c.gce);
+      assert.equal(deps.maa !== undefined, c.variant === 'azure-sev-snp');
     });
   }
 

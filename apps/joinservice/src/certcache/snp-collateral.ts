@@ -1,6 +1,7 @@
 import {
   GceComputeShieldedIdentity,
   GceMetadataClient,
+  JwksMaaTokenVerifier,
   SnpCollateral,
   type CollateralFetchOutcome,
   type CollateralLookupOutcome,
@@ -60,8 +61,8 @@ export interface SnpDependencySources {
 /**
  * The process-wide dependencies of the SNP validators: one KDS collateral cache (VCEKs by chip id
  * and TCB, ASK/ASVK chains) persisted in ConfigMaps, the ASK/ASVK of the `sev-snp-cert-cache`
- * ConfigMap as signing keys known without KDS, and for gcp-sev-snp the GCE shielded-identity
- * source. An unreachable KDS at start-up is a warning, not a failure: collateral seen before is
+ * ConfigMap as signing keys known without KDS, for azure-sev-snp the MAA token verifier
+ * (MAAFallback) and for gcp-sev-snp the GCE shielded-identity source. An unreachable KDS at start-up is a warning, not a failure: collateral seen before is
  * persisted, and anything else is fetched (bounded by the handshake) when a node needs it.
  */
 export async function snpValidatorDependencies(s: SnpDependencySources): Promise<SnpValidatorDependencies> {
@@ -76,6 +77,7 @@ export async function snpValidatorDependencies(s: SnpDependencySources): Promise
   s.logger.info('SEV-SNP collateral cache loaded', { records: loaded, offline: s.offline });
   const cachedSigningKeys = await signingKeysFromCertCache(s);
   const deps: { -readonly [K in keyof SnpValidatorDependencies]: SnpValidatorDependencies[K] } = { collateral, cachedSigningKeys, warnings: refusalWarnings(s) };
+  if (s.variant === 'azure-sev-snp') deps.maa = new JwksMaaTokenVerifier();
   if (s.variant === 'gcp-sev-snp') {
     const metadata = new GceMetadataClient();
     deps.gceIdentity = new GceComputeShieldedIdentity((signal) => metadata.accessToken(signal));

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { eventually } from '@asterism/testing';
 import { akTemplateRsa, encodePublic, type TpmtPublic } from '@asterism/tpm';
@@ -7,12 +7,14 @@ import type { AzureSevSnpConfig, IdKeyDigestEnforcement } from '../config/types.
 import { AttestationError } from '../errors.js';
 import { NOP_ATTESTATION_LOGGER } from '../interfaces.js';
 import { Measurements } from '../measurements/measurements.js';
+import { makeExtraData } from '../extra-data.js';
 import { encodeDocument } from '../vtpm/document.js';
 import { AzureSevSnpValidator } from './azure.js';
 import { certificateBytes } from './certs.js';
 import { SnpCollateral } from './collateral.js';
 import { checkHclAttestationKey } from './hcl.js';
 import { encodeSnpInstanceInfo, type SnpInstanceInfo } from './instance-info.js';
+import { JwksMaaTokenVerifier } from './maa.js';
 import { AZURE_VECTOR_TIME, goldenSnp } from './test-fixtures.js';
 
 const golden = goldenSnp();
@@ -47,6 +49,7 @@ interface DocumentParts {
   readonly ak?: TpmtPublic;
   readonly runtimeData?: Buffer;
   readonly info?: Partial<SnpInstanceInfo>;
+  readonly maaToken?: string;
 }
 
 /**
@@ -59,7 +62,7 @@ function document(p: DocumentParts = {}): Buffer {
     reportSigner: Buffer.from(golden.vcekPem),
     certChain: Buffer.from(golden.certChainPem),
     attestationReport: Buffer.from(golden.azureReport),
-    azure: { runtimeData: p.runtimeData ?? golden.runtimeData, maaToken: '' },
+    azure: { runtimeData: p.runtimeData ?? golden.runtimeData, maaToken: p.maaToken ?? '' },
     gcp: null,
     ...p.info,
   });
@@ -177,5 +180,30 @@ describe('VCEK and chain sent with a report are kept for later evidence without 
     await assert.rejects(v.validate(document(), randomBytes(32)), refusedWith('QUOTE_MISSING'));
     assert.deepEqual(collateral.chains.keys(), ['vcek/Milan']);
     await assert.rejects(v.validate(bare, randomBytes(32)), refusedWith('QUOTE_MISSING'));
+  });
+});
+
+describe('azure-sev-snp MAAFallback: an unknown ID key digest is accepted through an MAA token for this document', () => {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const jwks = JSON.stringify({ keys: [{ kid: 'maa-1', ...publicKey.export({ format: 'jwk' }) }] });
+  const fetchJwks = (async (url: string) => (url === 'https://maa.test/certs' ? new Response(jwks, { status: 200 }) : new Response('', { status: 404 }))) as typeof fetch;
+  const token = (nonce: Buffer) => {
+    const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const signed = `${enc({ alg: 'RS256', kid: 'maa-1' })}.${enc({ exp: AZURE_VECTOR_TIME.getTime() / 1000 + 60, 'x-ms-runtime': { 'client-payload': { nonce: nonce.toString('base64') } } })}`;
+    return `${signed}.${sign('sha256', Buffer.from(signed), privateKey).toString('base64url')}`;
+  };
+  const maaConfig = { ...config('MAAFallback', [Buffer.alloc(48, 1)]), firmwareSignerConfig: { acceptedKeyDigests: [Buffer.alloc(48, 1)], enforcementPolicy: 'MAAFallback' as const, maaURL: 'https://maa.test' } };
+  const v = () =>
+    new AzureSevSnpValidator(maaConfig, NOP_ATTESTATION_LOGGER, { collateral: new SnpCollateral({ offline: true }), now: () => AZURE_VECTOR_TIME, maa: new JwksMaaTokenVerifier(() => AZURE_VECTOR_TIME, fetchJwks) });
+
+  it('a token for SHA-256(userData || nonce) passes the ID key check (and stops at the quote)', async () => {
+    const nonce = randomBytes(32);
+    await assert.rejects(v().validate(document({ maaToken: token(makeExtraData(Buffer.from('user data'), nonce)) }), nonce), refusedWith('QUOTE_MISSING'));
+  });
+
+  it('a token for another nonce is MAA_TOKEN_INVALID; no token is ID_KEY_UNTRUSTED', async () => {
+    const nonce = randomBytes(32);
+    await assert.rejects(v().validate(document({ maaToken: token(makeExtraData(Buffer.from('user data'), randomBytes(32))) }), nonce), refusedWith('MAA_TOKEN_INVALID', /nonce does not match/));
+    await assert.rejects(v().validate(document(), nonce), refusedWith('ID_KEY_UNTRUSTED', /no MAA token/));
   });
 });
