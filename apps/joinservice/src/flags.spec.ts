@@ -49,3 +49,17 @@ describe('joinservice cloud provider flags', () => {
   ];
   for (const c of bad) it(`refuses ${c.name}`, () => assert.throws(() => parseFlags(c.argv), c.error));
 });
+
+describe('joinservice --snp-upcoming-minimum-tcb', () => {
+  const base = ['--cloud-provider=azure', '--attestation-variant=azure-sev-snp'];
+  it('unset by default', () => assert.equal(parseFlags(base)!.snpUpcomingMinimumTcb, undefined));
+  it('bl.tee.snp.ucode@date: the TCB and midnight UTC of that date', () => {
+    assert.deepEqual(parseFlags([...base, '--snp-upcoming-minimum-tcb=4.0.22.213@2027-03-01'])!.snpUpcomingMinimumTcb, {
+      tcb: { bootloader: 4, tee: 0, snp: 22, microcode: 213 },
+      effectiveAt: new Date('2027-03-01T00:00:00Z'),
+    });
+  });
+  for (const bad of ['4.0.22@2027-03-01', '4.0.22.256@2027-03-01', '4.0.22.213@2027-02-30', '4.0.22.213', 'x.0.22.213@2027-03-01']) {
+    it(`refuses ${bad}`, () => assert.throws(() => parseFlags([...base, `--snp-upcoming-minimum-tcb=${bad}`]), /invalid --snp-upcoming-minimum-tcb/));
+  }
+});

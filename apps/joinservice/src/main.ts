@@ -72,6 +72,7 @@ async function main(): Promise<void> {
             logger,
             offline: cfg.collateralOffline,
             ...(cfg.amdKdsUrl ? { kdsBaseUrl: cfg.amdKdsUrl } : {}),
+            ...(cfg.snpUpcomingMinimumTcb ? { upcomingMinimumTcb: cfg.snpUpcomingMinimumTcb } : {}),
           }),
         )
       : undefined;

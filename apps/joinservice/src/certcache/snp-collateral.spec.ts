@@ -67,9 +67,11 @@ describe('snpValidatorDependencies', () => {
     });
     const logger = createLogger({ component: 'test', level: 'warn', stream });
     const counts = new CollateralCounts();
-    const deps = await snpValidatorDependencies({ ...s, logger, metrics: counts, warnWithinDays: 14 });
+    const upcomingMinimumTcb = { tcb: { bootloader: 4, tee: 0, snp: 22, microcode: 213 }, effectiveAt: new Date('2027-03-01T00:00:00Z') };
+    const deps = await snpValidatorDependencies({ ...s, logger, metrics: counts, warnWithinDays: 14, upcomingMinimumTcb });
     deps.collateral!.close();
     assert.equal(deps.warnings?.withinDays, 14);
+    assert.deepEqual(deps.warnings?.upcomingMinimumTcb, upcomingMinimumTcb);
     const risk = { kind: 'certificate-expiry' as const, subject: 'VCEK', refusedAt: new Date(), daysLeft: 3, message: 'VCEK SEV-VCEK expires soon', details: {} };
     deps.warnings!.sink(risk);
     deps.warnings!.sink(risk);

@@ -9,6 +9,7 @@ import {
   type CollateralStore,
   type SnpValidatorDependencies,
   type SnpWarningOptions,
+  type UpcomingTcbMinimum,
 } from '@asterism/attestation';
 import type { Logger } from '@asterism/logger';
 import { CertCacheError, type CertCache } from './cert-cache.js';
@@ -53,6 +54,8 @@ export interface SnpDependencySources {
   readonly logger: Logger;
   /** Warn about nodes refused within this many days (certificate expiry); default 30. */
   readonly warnWithinDays?: number;
+  /** A minimum TCB that takes effect later (warned about before, enforced after). */
+  readonly upcomingMinimumTcb?: UpcomingTcbMinimum;
   readonly offline: boolean;
   /** AMD KDS base URL (mirrors, tests); default AMD's. */
   readonly kdsBaseUrl?: string;
@@ -90,6 +93,7 @@ function refusalWarnings(s: SnpDependencySources): SnpWarningOptions {
   const logged = new Set<string>();
   return {
     withinDays: s.warnWithinDays ?? 30,
+    ...(s.upcomingMinimumTcb ? { upcomingMinimumTcb: s.upcomingMinimumTcb } : {}),
     sink: (risk) => {
       s.metrics.risk(risk.kind, risk.subject);
       if (logged.has(risk.message)) return;
