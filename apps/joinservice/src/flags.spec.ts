@@ -63,3 +63,18 @@ describe('joinservice --snp-upcoming-minimum-tcb', () => {
     it(`refuses ${bad}`, () => assert.throws(() => parseFlags([...base, `--snp-upcoming-minimum-tcb=${bad}`]), /invalid --snp-upcoming-minimum-tcb/));
   }
 });
+
+describe('joinservice flags: cloud vTPM variants', () => {
+  const cases: Array<[provider: string, variant: string, expected: string]> = [
+    ['azure', 'azure-trustedlaunch', 'Azure'],
+    ['aws', 'aws-nitro-tpm', 'AWS'],
+    ['gcp', 'gcp-sev-es', 'GCP'],
+  ];
+  for (const [provider, variant, expected] of cases) {
+    it(`--cloud-provider=${provider} --attestation-variant=${variant}`, () => {
+      const c = parseFlags([`--cloud-provider=${provider}`, `--attestation-variant=${variant}`])!;
+      assert.equal(c.variant.name, variant);
+      assert.equal(c.cloudProvider, expected);
+    });
+  }
+});

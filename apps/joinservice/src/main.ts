@@ -6,11 +6,20 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CachedTdxCollateralSource, CollateralCache, pcsCollateralFetcher, registerAzureTdxValidator, registerQemuTdxValidator, validatorFromConfigJson } from '@asterism/attestation';
+import {
+  CachedTdxCollateralSource,
+  CollateralCache,
+  httpCertificateFetcher,
+  pcsCollateralFetcher,
+  registerAzureTdxValidator,
+  registerQemuTdxValidator,
+  validatorFromConfigJson,
+  type ValidatorDependencies,
+} from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, SharedBootstrapTokens, type KubeClients } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
-import { cloudMetadata, parseCloudKind, QemuMetadataClient, QEMU_METADATA_BASE_URL, type MetadataProvider } from '@asterism/metadata';
+import { AwsSdkCloudApi, cloudMetadata, parseCloudKind, QemuMetadataClient, QEMU_METADATA_BASE_URL, type MetadataProvider } from '@asterism/metadata';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { ConfigWatcher } from './attestation/config-watcher.js';
 import { UpdatableValidator } from './attestation/updatable-validator.js';
@@ -93,9 +102,18 @@ async function main(): Promise<void> {
       registerQemuTdxValidator(tdxCollateral);
       registerAzureTdxValidator(tdxCollateral);
     }
+    // azure-trustedlaunch follows the AK certificate's CA Issuers URLs for links the document lacks
+    // (chains still end in the configured root); gcp-sev-es asks the Compute API with the node's
+    // service-account token; aws-nitro-tpm asks EC2 DescribeImages (the SDK client of the AWS
+    // metadata provider; --cloud-api-url points it elsewhere, e.g. an EC2 emulator).
+    const deps: ValidatorDependencies = {
+      azureTrustedLaunch: { fetchCertificate: httpCertificateFetcher() },
+      awsNitroTpm: { images: new AwsSdkCloudApi(cfg.cloudApiUrl ? { endpoint: cfg.cloudApiUrl } : {}) },
+      ...(snp ? { snp } : {}),
+    };
     const attestationConfigPath = join(cfg.configDir, 'attestationConfig');
     const validator = await step(logger, `loading attestation config ${attestationConfigPath}`, () =>
-      UpdatableValidator.create(attestationConfigPath, (json) => validatorFromConfigJson(json, cfg.variant, logger, snp ? { snp } : {}), logger),
+      UpdatableValidator.create(attestationConfigPath, (json) => validatorFromConfigJson(json, cfg.variant, logger, deps), logger),
     );
     const endpoint = await step(logger, 'determining API server endpoint', () => apiServerEndpoint(cfg));
     const keys = new KeyServiceClient(cfg.keyServiceEndpoint);

@@ -14,7 +14,7 @@ import * as k8s from '@kubernetes/client-node';
 import { defaultAttestationConfig, encodeAttestationConfig } from '@asterism/attestation';
 import { testenvUnavailable } from '@asterism/k8s-testenv';
 import { WORKSPACE_ROOT } from '@asterism/testing';
-import { MEASUREMENT_SALT, startHarness, type Harness } from './joinservice-harness.int.spec.js';
+import { MEASUREMENT_SALT, startHarness, startJoinServiceProcess, type Harness } from './joinservice-harness.int.spec.js';
 
 const skip = testenvUnavailable();
 const testdata = (p: string) => readFileSync(resolve(WORKSPACE_ROOT, 'testdata', p), 'utf8');
@@ -69,11 +69,11 @@ describe('joinservice process with each SEV-SNP variant', { skip }, () => {
       writeFileSync(join(configDir, 'attestationConfig'), encodeAttestationConfig(defaultAttestationConfig(c.variant)));
       writeFileSync(join(configDir, 'measurementSalt'), MEASUREMENT_SALT);
       const before = kds.requests.length;
-      const { process: js, metricsPort } = await h.startJoinservice(providerArgs(c.provider, [`--amd-kds-url=${kds.url}`]), {}, { variant: c.variant, configDir });
+      const { joinservice: js } = await startJoinServiceProcess(h, providerArgs(c.provider, [`--amd-kds-url=${kds.url}`]), c.variant, configDir);
       try {
         const serving = await js.waitForLog((l) => l.msg === 'joinservice serving');
         assert.equal(serving.variant, c.variant);
-        const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+        const metrics = await (await fetch(`http://127.0.0.1:${serving.metricsPort as number}/metrics`)).text();
         assert.match(metrics, /# TYPE joinservice_collateral_lookups_total counter/);
         assert.match(metrics, /# TYPE joinservice_collateral_fetches_total counter/);
         if (c.chain) {
@@ -93,7 +93,7 @@ describe('joinservice process with each SEV-SNP variant', { skip }, () => {
   it('azure-sev-snp with AMD KDS unreachable and an empty cache still starts (warning), instead of exiting', async () => {
     await core.deleteNamespacedConfigMap({ name: 'sev-snp-cert-cache', namespace: 'kube-system' }).catch(() => undefined);
     const configDir = join(h.dir, 'config-azure-sev-snp');
-    const { process: js } = await h.startJoinservice(providerArgs('azure', ['--amd-kds-url=http://127.0.0.1:9']), {}, { variant: 'azure-sev-snp', configDir });
+    const { joinservice: js } = await startJoinServiceProcess(h, providerArgs('azure', ['--amd-kds-url=http://127.0.0.1:9']), 'azure-sev-snp', configDir);
     try {
       await js.waitForLog((l) => l.msg === 'AMD KDS is unreachable and the certificate cache is empty; the ASK is fetched when a node first needs it');
     } finally {
