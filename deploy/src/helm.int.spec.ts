@@ -111,7 +111,7 @@ describe('helm charts (real helm 3)', { skip }, () => {
     assert.deepEqual(find(objs, 'Role', 'join-service').rules, [
       { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create'] },
-      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['sev-snp-cert-cache', 'asterism-collateral-tdx-pcs'], verbs: ['update'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['sev-snp-cert-cache', 'asterism-collateral-tdx-pcs', 'asterism-collateral-sev-snp-vcek', 'asterism-collateral-sev-snp-cert-chain'], verbs: ['update'] },
     ]);
     assert.equal(find(objs, 'Role', 'join-service').metadata.namespace, 'kube-system');
     assert.deepEqual(find(objs, 'ClusterRole', 'join-service').rules, [
@@ -124,6 +124,20 @@ describe('helm charts (real helm 3)', { skip }, () => {
       ['joiningnodes.update.edgeless.systems', 'nodeversions.update.edgeless.systems'],
     );
   });
+
+  for (const [csp, variant] of [
+    ['Azure', 'azure-sev-snp'],
+    ['AWS', 'aws-sev-snp'],
+    ['GCP', 'gcp-sev-snp'],
+  ] as const) {
+    it(`joinservice accepts ${variant} (csp ${csp}, collateral flags through extraArgs)`, async () => {
+      const objs = renderChart('joinservice', joinserviceValues({ csp, attestationVariant: variant, extraArgs: ['--collateral-offline', '--amd-kds-url=http://kds-mirror.kube-system:8080'] }));
+      await validateAll(objs);
+      const c = find(objs, 'DaemonSet', 'join-service').spec.template.spec.containers[0];
+      assert.ok(c.args.includes(`--attestation-variant=${variant}`) && c.args.includes(`--cloud-provider=${csp.toLowerCase()}`), c.args.join(' '));
+      assert.ok(c.args.includes('--collateral-offline') && c.args.includes('--amd-kds-url=http://kds-mirror.kube-system:8080'));
+    });
+  }
 
   it('joinservice (GCP, digest, SSH mount, no RBAC, no annotations, extra args)', async () => {
     const digest = `sha256:${'ab'.repeat(32)}`;
