@@ -9,10 +9,10 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { DummyIssuer, QemuVtpmIssuer, type Issuer } from '@asterism/attestation';
+import type { Issuer } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
-import { NodeLock, TpmNodeMarker } from '@asterism/nodelock';
+import { NodeLock } from '@asterism/nodelock';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { CryptsetupStateDisk, STATE_DISK_PBKDF_PRESETS } from './disk/state-disk.js';
 import { parseFlags, USAGE, type BootstrapperConfig } from './flags.js';
@@ -40,7 +40,7 @@ import { runBootstrapper, type NodeControl, type RunResult } from './run.js';
 import { NodeFileWriter } from './state/file-writer.js';
 import { NODE_STATE_PATH, readNodeState } from './state/node-state.js';
 import { writeStatusFile, type NodeStatus } from './status-file.js';
-import { SharedTpm } from './tpm/tpm-opener.js';
+import { nodePlatformFor } from './platform.js';
 
 /** Exit code of a "reboot" in local mode (the supervisor decides whether to start the node again). */
 export const EXIT_REBOOT = 3;
@@ -60,17 +60,6 @@ function loggerFor(config: BootstrapperConfig, secrets: SecretRegistry): Logger 
   return createLogger({ component: 'bootstrapper', level: levelFromVerbosity(config.verbosity), secrets, stream, defaultMeta: config.nodeName ? { node: config.nodeName } : {} });
 }
 
-function issuerFor(config: BootstrapperConfig, tpm: SharedTpm): Issuer {
-  switch (config.variant.name) {
-    case 'qemu-vtpm':
-      return new QemuVtpmIssuer(tpm.open);
-    case 'dummy':
-      return new DummyIssuer();
-    default:
-      throw new Error(`attestation variant ${config.variant.name} has no issuer in this build (qemu-vtpm, dummy)`);
-  }
-}
-
 async function main(): Promise<void> {
   const started = Date.now();
   const config = parseFlagsOrExit('bootstrapper', USAGE, () => parseFlags(process.argv.slice(2)));
@@ -85,9 +74,9 @@ async function main(): Promise<void> {
   await status({ phase: 'starting' });
   logger.info('bootstrapper starting', { variant: cfg.variant.name, csp: cfg.csp, backend: cfg.backend });
 
-  const tpm = new SharedTpm(cfg.tpm, (count) => logger.warn('flushed transient TPM objects left by an earlier run', { count }));
-  const issuer = issuerFor(cfg, tpm);
-  const lock = new NodeLock(new TpmNodeMarker(tpm.open));
+  const platform = nodePlatformFor(cfg, (count) => logger.warn('flushed transient TPM objects left by an earlier run', { count }));
+  const issuer = platform.issuer;
+  const lock = new NodeLock(platform.marker);
   const metadata = metadataFor(cfg);
   const disk = new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath, STATE_DISK_PBKDF_PRESETS[cfg.stateDiskPbkdf]);
   const host = new OsHostInfo(cfg.addresses ? { addresses: cfg.addresses, ...(cfg.nodeName ? { hostname: cfg.nodeName } : {}) } : undefined);
@@ -153,7 +142,7 @@ async function main(): Promise<void> {
   const result: RunResult = await runBootstrapper({
     logger,
     control,
-    condition: () => detectNodeCondition(tpm, disk, files.resolve(NODE_STATE_PATH)),
+    condition: () => detectNodeCondition(platform.mark, disk, files.resolve(NODE_STATE_PATH)),
     rejoin: async () => {
       await status({ phase: 'waiting' });
       const state = await readNodeState(files.resolve(NODE_STATE_PATH));
@@ -203,18 +192,18 @@ async function main(): Promise<void> {
       ),
   });
   if (rebooting || result === 'failed') return;
-  const mark = await tpm.readMark().catch(() => undefined);
+  const mark = await platform.mark.readMark().catch(() => undefined);
   const phase = result === 'stopped' ? 'stopped' : result;
   await status({ phase, bootstrapMs: Date.now() - started, ...(mark ? { pcr15: mark.toString('hex') } : {}) });
   logger.info('bootstrap finished', { result, bootstrapMs: Date.now() - started, pcr15: mark?.toString('hex') });
   if (result === 'stopped' || (cfg.backend === 'kubeadm' && cfg.verifyGrpcPort === 0)) {
-    await tpm.close();
+    await platform.close();
     setImmediate(() => process.exit(0));
     return;
   }
   if (cfg.backend === 'kubeadm') {
     // Real node: only the verification service stays, opening the TPM per document.
-    await tpm.close();
+    await platform.close();
     const verification = await startVerificationService(cfg, perCallIssuer(cfg, issuer), logger);
     handleShutdownSignals(logger, async () => {
       await verification?.close();
@@ -228,16 +217,16 @@ async function main(): Promise<void> {
     await recovery?.close();
     await verification?.close();
     await local?.stop();
-    await tpm.close();
+    await platform.close();
     await status({ phase: 'stopped' });
   });
 }
 
-/** An issuer with a TPM connection of its own per document (the node's TPM stays free). */
+/** An issuer with a platform (TPM connection) of its own per document (the node's TPM stays free). */
 function perCallIssuer(cfg: BootstrapperConfig, bootIssuer: Issuer): Issuer {
   return new PerCallIssuer(bootIssuer.variant, () => {
-    const tpm = new SharedTpm(cfg.tpm);
-    return { issuer: issuerFor(cfg, tpm), close: () => tpm.close() };
+    const platform = nodePlatformFor(cfg, () => undefined);
+    return { issuer: platform.issuer, close: () => platform.close() };
   });
 }
 
