@@ -101,7 +101,11 @@ describe('local cluster, kubeadm backend: verify running nodes, recover a full c
     for (const n of nodes) await eventually(`${n} waits for its disk key`, async () => (status(n)?.phase === 'waiting' ? true : undefined), 90_000);
     const waitingAt = Date.now();
     log(`every node powered off, rebooted and waiting for its disk key ${((waitingAt - outage) / 1000).toFixed(1)} s after the outage`);
-    // What still answers on the API server address while both control planes wait (diagnostic).
+    // What answers on the API server address while both control planes wait (diagnostic). Measured:
+    // kubectl answers, because node.sh starts the kubelet from the persisted
+    // /var/lib/kubelet/config.yaml without waiting for the disk unlock (on a VM that file is on
+    // the locked state disk), so static etcd/kube-apiserver come back by themselves. Gating the
+    // kubelet on the unlock is the missing piece for a true API outage on this runtime.
     const listeners = spawnSync('nsenter', ['--net=/run/netns/asterism-control-plane-0', 'ss', '-ltnpH', 'sport = :6443'], { encoding: 'utf8' }).stdout.trim();
     const apiDuringOutage = spawnSync(kubectlBinary(), ['--kubeconfig', layout.hostKubeconfig, '--request-timeout=5s', 'get', 'nodes', '-o', 'name'], { encoding: 'utf8' });
     log(`during the outage: :6443 listeners on control-plane-0: ${listeners || '(none)'}; kubectl get nodes exit ${apiDuringOutage.status}: ${(apiDuringOutage.stdout + apiDuringOutage.stderr).trim().slice(0, 300)}`);
