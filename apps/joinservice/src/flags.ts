@@ -28,7 +28,14 @@ export interface JoinServiceConfig {
   rateBurst: number;
   /** Never contact vendor collateral services (Intel PCS); serve persisted collateral only. */
   collateralOffline: boolean;
+  /** `strict` (default): identity bound to attestation (docs/adr/0008); `off`: the reference's behaviour. */
+  identityBinding: IdentityBindingMode;
+  /** The local cluster's metadata file (peer names and roles by IP) instead of the qemu metadata API. */
+  metadataFile: string | undefined;
 }
+
+/** Values of `--identity-binding`. */
+export type IdentityBindingMode = 'strict' | 'off';
 
 export const USAGE = `Usage: joinservice [flags]
 
@@ -55,6 +62,12 @@ Asterism flags:
   --rate-limit <n>             join requests per second per peer host (default 5)
   --rate-burst <n>             burst per peer host (default 20)
   --collateral-offline         TDX: use only collateral persisted in the ConfigMap, never Intel PCS
+  --identity-binding <m>       strict (default): a disk is bound to the attestation key and node name
+                               of its first join; node names and the control-plane role come from the
+                               metadata source (peer IP), never from the request. off: the reference's
+                               behaviour (any attested node gets what it asks for). docs/adr/0008
+  --metadata-file <file>       peer names/roles from the local cluster's metadata file (instances[])
+                               instead of the qemu metadata API (--metadata-url)
   -h, --help                   show this help
 
 The attestation config file is re-read whenever it changes (ConfigMap updates included); in-flight
@@ -89,6 +102,8 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
         'rate-limit': { type: 'string' },
         'rate-burst': { type: 'string' },
         'collateral-offline': { type: 'boolean' },
+        'identity-binding': { type: 'string' },
+        'metadata-file': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -111,6 +126,8 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
   const endpoint = values['api-server-endpoint'];
   if (endpoint !== undefined && !/^[^\s:]+:\d{1,5}$/.test(endpoint)) throw new FlagError(`invalid --api-server-endpoint "${endpoint}": want host:port`);
   const configDir = values['config-dir'] ?? '/var/config';
+  const identityBinding = values['identity-binding'] ?? 'strict';
+  if (identityBinding !== 'strict' && identityBinding !== 'off') throw new FlagError(`invalid --identity-binding "${identityBinding}": want strict or off`);
   return {
     cloudProvider: provider,
     keyServiceEndpoint: values['key-service-endpoint'] ?? 'key-service.kube-system:9000',
@@ -128,5 +145,7 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
     ratePerSecond: int('rate-limit', values['rate-limit'], 5, 1, 100_000),
     rateBurst: int('rate-burst', values['rate-burst'], 20, 1, 100_000),
     collateralOffline: values['collateral-offline'] === true,
+    identityBinding,
+    metadataFile: values['metadata-file'],
   };
 }

@@ -31,8 +31,11 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-/** Starts control plane, cluster objects, keyservice and joinservice (variant + attestation config given). */
-export async function startHarness(variant: string, attestationConfig: string): Promise<Harness> {
+/**
+ * Starts control plane, cluster objects, keyservice and joinservice (variant + attestation config
+ * given; `extraArgs` are appended to the joinservice's flags, e.g. `--identity-binding=off`).
+ */
+export async function startHarness(variant: string, attestationConfig: string, extraArgs: string[] = []): Promise<Harness> {
   const cp = await startTestControlPlane();
   const admin = new k8s.KubeConfig();
   admin.loadFromString(cp.adminKubeconfig);
@@ -63,6 +66,7 @@ export async function startHarness(variant: string, attestationConfig: string): 
     `--api-server-endpoint=${cp.host}:${cp.port}`,
     '--rate-limit=1000',
     '--rate-burst=1000',
+    ...extraArgs,
   ]);
   const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
   return {
@@ -87,14 +91,17 @@ export async function keyserviceCalls(metricsPort: number): Promise<number> {
   return [...text.matchAll(/^keyservice_grpc_server_handled_total\{[^}]*GetDataKey[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
 }
 
+let requestCount = 0;
+
 /** A join request made with independent tools: openssl CSR, ssh-keygen host key. */
-export function joinRequest(dir: string, node: string, opts: { controlPlane?: boolean; subject?: string } = {}): joinApi.IssueJoinTicketRequest {
-  const key = join(dir, `${node}.key`);
+export function joinRequest(dir: string, node: string, opts: { controlPlane?: boolean; subject?: string; diskUuid?: string } = {}): joinApi.IssueJoinTicketRequest {
+  // A fresh key per request (the same node may ask several times).
+  const key = join(dir, `${node}-${++requestCount}.key`);
   execFileSync('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', key]);
   execFileSync('openssl', ['req', '-new', '-key', key, '-subj', opts.subject ?? `/O=system:nodes/CN=system:node:${node}`, '-addext', 'subjectAltName=IP:10.9.0.7', '-outform', 'DER', '-out', `${key}.csr`]);
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', '', '-f', `${key}.ssh`]);
   return {
-    diskUuid: DISK_UUID,
+    diskUuid: opts.diskUuid ?? DISK_UUID,
     certificateRequest: readFileSync(`${key}.csr`),
     isControlPlane: opts.controlPlane ?? false,
     hostPublicKey: parseAuthorizedKeyLine(readFileSync(`${key}.ssh.pub`, 'utf8')),

@@ -10,7 +10,7 @@ import { CachedTdxCollateralSource, CollateralCache, pcsCollateralFetcher, regis
 import { atlsServerCredentials } from '@asterism/atls';
 import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, SharedBootstrapTokens, type KubeClients } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
-import { QemuMetadataClient, QEMU_METADATA_BASE_URL } from '@asterism/metadata';
+import { QemuMetadataClient, QEMU_METADATA_BASE_URL, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { ConfigWatcher } from './attestation/config-watcher.js';
 import { UpdatableValidator } from './attestation/updatable-validator.js';
@@ -18,6 +18,8 @@ import { CertCache, certCacheSignerFor } from './certcache/cert-cache.js';
 import { ConfigMapCollateralStore } from './certcache/collateral-store.js';
 import { HttpKdsChainSource } from './certcache/kds-client.js';
 import { parseFlags, USAGE, type JoinServiceConfig } from './flags.js';
+import { ConfigMapIdentityBindings } from './identity/binding-store.js';
+import { MetadataPeerDirectory } from './identity/peer-directory.js';
 import { KeyServiceClient } from './keyservice-client.js';
 import { ClusterComponents, KubeadmJoinTokens } from './kubernetes/cluster-sources.js';
 import { ClusterConfigurationSans, ControlPlaneFilesReader } from './kubernetes/kubeadm-files.js';
@@ -43,6 +45,19 @@ async function apiServerEndpoint(config: JoinServiceConfig): Promise<string> {
   const self = await new QemuMetadataClient(config.metadataUrl ?? QEMU_METADATA_BASE_URL).self(AbortSignal.timeout(30_000));
   if (!self.VPCIP) throw new Error('metadata has no VPC IP for this node');
   return `${self.VPCIP}:6443`;
+}
+
+/**
+ * `--identity-binding=strict`: the peer directory (metadata file, or the qemu metadata API) and the
+ * binding store (immutable ConfigMaps). Other providers have no metadata client in this build.
+ */
+function identityBinding(config: JoinServiceConfig, clients: KubeClients) {
+  if (config.identityBinding === 'off') return undefined;
+  let metadata: MetadataProvider;
+  if (config.metadataFile) metadata = new StaticFileMetadata(config.metadataFile, '');
+  else if (config.cloudProvider === 'QEMU') metadata = new QemuMetadataClient(config.metadataUrl ?? QEMU_METADATA_BASE_URL);
+  else throw new Error(`--identity-binding=strict needs a metadata source for peer names and roles; provider ${config.cloudProvider} has none in this build (pass --identity-binding=off)`);
+  return { directory: new MetadataPeerDirectory(metadata), store: new ConfigMapIdentityBindings(new ConfigMapStore(clients.core)) };
 }
 
 async function main(): Promise<void> {
@@ -78,6 +93,7 @@ async function main(): Promise<void> {
     const pkiDir = join(cfg.kubernetesDir, 'pki');
     const kubeletCa = await step(logger, `loading the cluster CA from ${pkiDir}`, () => KubeletCa.load(pkiDir));
     const ssh = new EmergencySshCa();
+    const identity = await step(logger, 'setting up identity binding', () => identityBinding(cfg, clients));
     const service = await startJoinService({
       issuer: {
         keys,
@@ -92,10 +108,11 @@ async function main(): Promise<void> {
         hostKeyValidator: ssh,
         measurementSalt,
       },
+      ...(identity ? { identity } : {}),
       validator,
       transport: (v) => {
         const credentials = atlsServerCredentials({ clientValidators: [v], logger });
-        return { credentials, refusals: () => credentials.refusals };
+        return { credentials, refusals: () => credentials.refusals, attestedPeer: (peer) => credentials.peerOf({ getPeer: () => peer }) };
       },
       logger,
       host: cfg.host,
