@@ -6,7 +6,10 @@
  * own loopback address, as the local cluster's nodes do.
  */
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
@@ -14,6 +17,7 @@ import { QemuVtpmIssuer } from '@asterism/attestation';
 import { atlsChannelCredentials } from '@asterism/atls';
 import { ConfigMapStore, UPDATE_GROUP, UPDATE_VERSION } from '@asterism/k8s';
 import { testenvUnavailable } from '@asterism/k8s-testenv';
+import { buildGoPeer, haveGo, runGoClient } from '@asterism/interop';
 import { createNopLogger } from '@asterism/logger';
 import { join as joinApi } from '@asterism/proto';
 import { missingComponent } from '@asterism/testing';
@@ -48,7 +52,7 @@ describe('joinservice --identity-binding=strict: identity bound to attestation',
     clients.push(c);
     return c;
   };
-  const join = (c: joinApi.APIClient, req: joinApi.IssueJoinTicketRequest) => call<joinApi.IssueJoinTicketResponse>((cb) => c.issueJoinTicket(req, cb));
+  const issue = (c: joinApi.APIClient, req: joinApi.IssueJoinTicketRequest) => call<joinApi.IssueJoinTicketResponse>((cb) => c.issueJoinTicket(req, cb));
   const rejoin = (c: joinApi.APIClient, diskUuid: string) => call<joinApi.IssueRejoinTicketResponse>((cb) => c.issueRejoinTicket({ diskUuid }, cb));
   const binding = (uuid: string) => h.cp.admin.core.readNamespacedConfigMap({ namespace: BINDING_NAMESPACE, name: `${BINDING_PREFIX}${uuid}` });
 
@@ -72,7 +76,7 @@ describe('joinservice --identity-binding=strict: identity bound to attestation',
   });
 
   it('a first join binds the disk to the node\'s AK and metadata name (immutable ConfigMap)', async () => {
-    const { err, res } = await join(node(tpmA, '127.0.0.2'), joinRequest(h.dir, 'worker-a', { diskUuid: DISK_A }));
+    const { err, res } = await issue(node(tpmA, '127.0.0.2'), joinRequest(h.dir, 'worker-a', { diskUuid: DISK_A }));
     assert.equal(err, null, err?.details);
     assert.equal(res!.stateDiskKey.length, 32);
     const cm = await binding(DISK_A);
@@ -85,7 +89,7 @@ describe('joinservice --identity-binding=strict: identity bound to attestation',
   it('a second attested node (other swtpm, other AK) asking for that disk is refused PERMISSION_DENIED before any keyservice call', async () => {
     const before = await keyserviceCalls(h.keyserviceMetrics);
     const b = node(tpmB, '127.0.0.3');
-    const j = await join(b, joinRequest(h.dir, 'worker-b', { diskUuid: DISK_A }));
+    const j = await issue(b, joinRequest(h.dir, 'worker-b', { diskUuid: DISK_A }));
     assert.equal(j.err?.code, grpc.status.PERMISSION_DENIED, j.err?.details);
     assert.match(j.err!.details, /bound to another node's attestation key/);
     const r = await rejoin(b, DISK_A);
@@ -101,7 +105,7 @@ describe('joinservice --identity-binding=strict: identity bound to attestation',
       ['control-plane files', joinRequest(h.dir, 'worker-b', { diskUuid: DISK_B, controlPlane: true }), /metadata role is Worker/],
     ];
     for (const [what, req, why] of cases) {
-      const { err } = await join(b, req);
+      const { err } = await issue(b, req);
       assert.equal(err?.code, grpc.status.PERMISSION_DENIED, `${what}: ${err?.details}`);
       assert.match(err!.details, why, what);
     }
@@ -112,14 +116,14 @@ describe('joinservice --identity-binding=strict: identity bound to attestation',
   });
 
   it('a control plane the metadata source names gets the control-plane files', async () => {
-    const { err, res } = await join(node(tpmB, '127.0.0.4'), joinRequest(h.dir, 'control-plane-1', { diskUuid: DISK_B, controlPlane: true }));
+    const { err, res } = await issue(node(tpmB, '127.0.0.4'), joinRequest(h.dir, 'control-plane-1', { diskUuid: DISK_B, controlPlane: true }));
     assert.equal(err, null, err?.details);
     assert.ok(res!.controlPlaneFiles.some((f) => f.name === 'ca.key'));
     assert.equal((await binding(DISK_B)).data?.role, 'ControlPlane');
   });
 
   it('a rejoin with the same AK is issued the same disk key, from another address too', async () => {
-    const first = await join(node(tpmA, '127.0.0.2'), joinRequest(h.dir, 'worker-a', { diskUuid: DISK_A }));
+    const first = await issue(node(tpmA, '127.0.0.2'), joinRequest(h.dir, 'worker-a', { diskUuid: DISK_A }));
     assert.equal(first.err, null, first.err?.details);
     for (const ip of ['127.0.0.2', '127.0.0.5']) {
       const r = await rejoin(node(tpmA, ip), DISK_A);
@@ -133,8 +137,8 @@ describe('joinservice --identity-binding=strict: identity bound to attestation',
   it('concurrent first joins of one disk from two nodes: exactly one wins, the other is refused before its keys', async () => {
     const before = await keyserviceCalls(h.keyserviceMetrics);
     const [a, b] = await Promise.all([
-      join(node(tpmA, '127.0.0.2'), joinRequest(h.dir, 'worker-a', { diskUuid: DISK_RACE })),
-      join(node(tpmB, '127.0.0.3'), joinRequest(h.dir, 'worker-b', { diskUuid: DISK_RACE })),
+      issue(node(tpmA, '127.0.0.2'), joinRequest(h.dir, 'worker-a', { diskUuid: DISK_RACE })),
+      issue(node(tpmB, '127.0.0.3'), joinRequest(h.dir, 'worker-b', { diskUuid: DISK_RACE })),
     ]);
     const ok = [a, b].filter((r) => r.err === null);
     const refused = [a, b].filter((r) => r.err !== null);
@@ -173,6 +177,41 @@ describe('joinservice --identity-binding=strict: identity bound to attestation',
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
     const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     assert.ok(lost.reason instanceof JoinError && lost.reason.code === 'IDENTITY_BINDING_RACE', String(lost.reason));
+  });
+});
+
+const goSkip = testenvUnavailable() || ((await haveGo()) ? false : missingComponent('go', 'a Go toolchain on PATH'));
+
+describe('joinservice --identity-binding=strict: a reference-protocol client still joins', { skip: goSkip }, () => {
+  let metadata: Server;
+  let h: Harness;
+  before(async () => {
+    metadata = createServer((req, res) => {
+      if (req.url === '/peers') res.writeHead(200).end(JSON.stringify([{ Name: 'go-node', Role: 'Worker', VPCIP: '127.0.0.1' }]));
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => metadata.listen(0, '127.0.0.1', () => r()));
+    h = await startHarness('dummy', '{"measurements":{}}', [`--metadata-url=http://127.0.0.1:${(metadata.address() as AddressInfo).port}`]);
+  });
+  after(async () => {
+    await h?.stop();
+    metadata?.close();
+  });
+
+  it('Go crypto/tls + grpc-go (CA-list nonce) joins under its metadata name and is refused under another', async () => {
+    const bin = await buildGoPeer();
+    const run = async (name: string) => {
+      const req = joinRequest(h.dir, name, { diskUuid: DISK_A });
+      writeFileSync(join(h.dir, `${name}.csr.der`), req.certificateRequest);
+      writeFileSync(join(h.dir, `${name}.hostkey`), req.hostPublicKey);
+      return runGoClient(bin, h.endpoint, ['-attest', '-method', 'join', '-csr', join(h.dir, `${name}.csr.der`), '-hostkey', join(h.dir, `${name}.hostkey`)]);
+    };
+    const ok = await run('go-node');
+    assert.equal(ok.ok, true, `${ok.code}: ${ok.message}`);
+    assert.match(new X509Certificate(ok.kubeletCert!).subject, /CN=system:node:go-node/);
+    const refused = await run('control-plane-0');
+    assert.equal(refused.ok, false);
+    assert.equal(refused.code, 'PermissionDenied', refused.message);
   });
 });
 
