@@ -41,3 +41,9 @@ describe('bootstrapper flags', () => {
     assert.equal(parseFlags(['--attestation-variant', 'dummy', '--join-source-address=127.42.0.11'], {})!.joinSourceAddress, '127.42.0.11');
   });
 });
+
+describe('bootstrapper flags: cloud vTPM variants', () => {
+  for (const variant of ['azure-trustedlaunch', 'aws-nitro-tpm', 'gcp-sev-es']) {
+    it(`--attestation-variant ${variant}`, () => assert.equal(parseFlags(['--attestation-variant', variant], {})!.variant.name, variant));
+  }
+});

@@ -6,11 +6,20 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CachedTdxCollateralSource, CollateralCache, pcsCollateralFetcher, registerAzureTdxValidator, registerQemuTdxValidator, validatorFromConfigJson } from '@asterism/attestation';
+import {
+  CachedTdxCollateralSource,
+  CollateralCache,
+  httpCertificateFetcher,
+  pcsCollateralFetcher,
+  registerAzureTdxValidator,
+  registerQemuTdxValidator,
+  validatorFromConfigJson,
+  type ValidatorDependencies,
+} from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, SharedBootstrapTokens, type KubeClients } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
-import { QemuMetadataClient, QEMU_METADATA_BASE_URL, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
+import { AwsSdkCloudApi, cloudMetadata, parseCloudKind, QemuMetadataClient, QEMU_METADATA_BASE_URL, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { ConfigWatcher } from './attestation/config-watcher.js';
 import { UpdatableValidator } from './attestation/updatable-validator.js';
@@ -39,24 +48,34 @@ async function step<T>(logger: Logger, what: string, fn: () => Promise<T> | T): 
   }
 }
 
+function metadataFor(config: JoinServiceConfig): MetadataProvider {
+  if (config.cloudProvider === 'QEMU') return new QemuMetadataClient(config.metadataUrl ?? QEMU_METADATA_BASE_URL);
+  const cloud = parseCloudKind(config.cloudProvider);
+  if (!cloud) throw new Error(`cloud provider ${config.cloudProvider}: pass --api-server-endpoint (no metadata provider for it)`);
+  return cloudMetadata(cloud, { metadataUrl: config.metadataUrl, apiUrl: config.cloudApiUrl });
+}
+
+/** `<own VPC IP>:6443` from the platform's metadata (docs/protocol/cloud-metadata.md), unless given by flag. */
 async function apiServerEndpoint(config: JoinServiceConfig): Promise<string> {
   if (config.apiServerEndpoint) return config.apiServerEndpoint;
-  if (config.cloudProvider !== 'QEMU') throw new Error(`cloud provider ${config.cloudProvider}: pass --api-server-endpoint (only the qemu metadata API is built in)`);
-  const self = await new QemuMetadataClient(config.metadataUrl ?? QEMU_METADATA_BASE_URL).self(AbortSignal.timeout(30_000));
+  const self = await metadataFor(config).self(AbortSignal.timeout(30_000));
   if (!self.VPCIP) throw new Error('metadata has no VPC IP for this node');
   return `${self.VPCIP}:6443`;
 }
 
 /**
- * `--identity-binding=strict`: the peer directory (metadata file, or the qemu metadata API) and the
- * binding store (immutable ConfigMaps). Other providers have no metadata client in this build.
+ * `--identity-binding=strict`: the peer directory (the local cluster's metadata file, else the
+ * platform's metadata provider: instance names, roles and VPC IPs) and the binding store
+ * (immutable ConfigMaps). A provider without a metadata client cannot run strict.
  */
 function identityBinding(config: JoinServiceConfig, clients: KubeClients) {
   if (config.identityBinding === 'off') return undefined;
   let metadata: MetadataProvider;
-  if (config.metadataFile) metadata = new StaticFileMetadata(config.metadataFile, '');
-  else if (config.cloudProvider === 'QEMU') metadata = new QemuMetadataClient(config.metadataUrl ?? QEMU_METADATA_BASE_URL);
-  else throw new Error(`--identity-binding=strict needs a metadata source for peer names and roles; provider ${config.cloudProvider} has none in this build (pass --identity-binding=off)`);
+  try {
+    metadata = config.metadataFile ? new StaticFileMetadata(config.metadataFile, '') : metadataFor(config);
+  } catch (err) {
+    throw new Error(`--identity-binding=strict needs a metadata source for peer names and roles (pass --identity-binding=off): ${(err as Error).message}`, { cause: err });
+  }
   return { directory: new MetadataPeerDirectory(metadata), store: new ConfigMapIdentityBindings(new ConfigMapStore(clients.core)) };
 }
 
@@ -83,9 +102,17 @@ async function main(): Promise<void> {
       registerQemuTdxValidator(tdxCollateral);
       registerAzureTdxValidator(tdxCollateral);
     }
+    // azure-trustedlaunch follows the AK certificate's CA Issuers URLs for links the document lacks
+    // (chains still end in the configured root); gcp-sev-es asks the Compute API with the node's
+    // service-account token; aws-nitro-tpm asks EC2 DescribeImages (the SDK client of the AWS
+    // metadata provider; --cloud-api-url points it elsewhere, e.g. an EC2 emulator).
+    const deps: ValidatorDependencies = {
+      azureTrustedLaunch: { fetchCertificate: httpCertificateFetcher() },
+      awsNitroTpm: { images: new AwsSdkCloudApi(cfg.cloudApiUrl ? { endpoint: cfg.cloudApiUrl } : {}) },
+    };
     const attestationConfigPath = join(cfg.configDir, 'attestationConfig');
     const validator = await step(logger, `loading attestation config ${attestationConfigPath}`, () =>
-      UpdatableValidator.create(attestationConfigPath, (json) => validatorFromConfigJson(json, cfg.variant, logger), logger),
+      UpdatableValidator.create(attestationConfigPath, (json) => validatorFromConfigJson(json, cfg.variant, logger, deps), logger),
     );
     const endpoint = await step(logger, 'determining API server endpoint', () => apiServerEndpoint(cfg));
     const keys = new KeyServiceClient(cfg.keyServiceEndpoint);
