@@ -138,7 +138,7 @@ describe('helm charts (real helm 3)', { skip }, () => {
         rbac: { create: false },
         prometheusAnnotations: false,
         extraArgs: ['--rate-limit=10'],
-        // No GCP metadata client in this build: strict would refuse to start (docs/adr/0008).
+        // The compatibility switch (docs/adr/0008); written unquoted, YAML reads it as false.
         identityBinding: 'off',
         joinServiceNodePort: 31000,
         global: { keyServicePort: 9500 },
