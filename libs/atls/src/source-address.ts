@@ -26,6 +26,7 @@ export function fromSourceAddress(socket: net.Socket, localAddress: string, time
     s.once('connect', () => {
       clearTimeout(timer);
       s.removeListener('error', fail);
+      s.setNoDelay(true); // as grpc-js sets it on the sockets it opens
       resolve(s);
     });
   });
