@@ -4,6 +4,7 @@ import type { Logger } from '@asterism/logger';
 import { join } from '@asterism/proto';
 import { GrpcServer, PeerRateLimiter, ServiceMetrics, type MetricsEndpoint } from '@asterism/service-runtime';
 import { JoinServer } from './join-server.js';
+import type { CollateralCounts } from './certcache/snp-collateral.js';
 import { JoinMetrics } from './metrics.js';
 import { TicketIssuer, type TicketIssuerDeps } from './ticket/ticket-issuer.js';
 import { MeteredValidator } from './attestation/metered-validator.js';
@@ -44,6 +45,8 @@ export interface JoinServiceOptions {
   metricsPort: number;
   ratePerSecond: number;
   rateBurst: number;
+  /** Collateral cache counters (SEV-SNP/TDX), exported as `joinservice_collateral_*_total`. */
+  collateralCounts?: CollateralCounts;
 }
 
 /** Largest join request we accept (CSR 16 KiB + host key 4 KiB + principals, with headroom). */
@@ -63,6 +66,7 @@ export async function startJoinService(o: JoinServiceOptions): Promise<RunningJo
     ...(transport.interceptors ? { interceptors: transport.interceptors } : {}),
   });
   if (transport.refusals) joinMetrics.observeConnectionRefusals(transport.refusals);
+  if (o.collateralCounts) joinMetrics.observeCollateral(o.collateralCounts);
   const attestedPeer = transport.attestedPeer ?? (() => undefined);
   const identity = o.identity ? new IdentityBindingStage({ ...o.identity, attestedPeer, logger: o.logger }) : undefined;
   const issuer = new TicketIssuer({ ...o.issuer, logger: o.logger, ...(identity ? { identity } : {}) });
