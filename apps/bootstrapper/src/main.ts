@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   const disk = new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath, STATE_DISK_PBKDF_PRESETS[cfg.stateDiskPbkdf]);
   const host = new OsHostInfo(cfg.addresses ? { addresses: cfg.addresses, ...(cfg.nodeName ? { hostname: cfg.nodeName } : {}) } : undefined);
   const hostKey = new HostKeyFile(files);
-  const dialer = new AtlsJoinServiceDialer(issuer);
+  const dialer = new AtlsJoinServiceDialer(issuer, cfg.joinSourceAddress ? { localAddress: cfg.joinSourceAddress } : {});
 
   let initializer: ClusterInitializer;
   let joiner: ClusterJoiner;
@@ -100,6 +100,8 @@ async function main(): Promise<void> {
         // Any free port; the joinservice logs it ("joinservice serving", metricsPort).
         joinServiceMetricsPort: 0,
         keyServiceMetricsPort: 0,
+        // The joinservice names and roles peers from the same metadata source (docs/adr/0008).
+        metadata: cfg.metadata,
         logger,
       }),
       logger,
