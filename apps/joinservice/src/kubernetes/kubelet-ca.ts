@@ -6,7 +6,7 @@ import { CertificationRequest } from '@peculiar/asn1-csr';
 import { Extensions, id_ce_subjectAltName, Name as AsnName, SubjectAlternativeName } from '@peculiar/asn1-x509';
 import { AsterismError } from '@asterism/errors';
 import { KubeletCertificateAuthority, KubeletCertificateError } from '@asterism/k8s';
-import type { KubeletCertSigner } from '../ticket/ports.js';
+import type { KubeletCertSigner, ParsedKubeletCsr } from '../ticket/ports.js';
 import type { CsrValidator } from '../ticket/request-validation.js';
 
 /** Why a kubelet CSR or the CA files were refused. */
@@ -30,12 +30,7 @@ const SIGNATURE_HASH: Record<string, string | null> = {
 };
 
 /** A parsed, signature-checked kubelet CSR. */
-export interface KubeletCsr {
-  nodeName: string;
-  subjectDer: ArrayBuffer;
-  publicKey: KeyObject;
-  ips: string[];
-}
+export type KubeletCsr = ParsedKubeletCsr;
 
 function attributeValues(name: AsnName, oid: string): string[] {
   return name.flatMap((rdn) => rdn.filter((a) => a.type === oid).map((a) => a.value.toString()));
@@ -55,8 +50,9 @@ export function parseKubeletCsr(der: Uint8Array): KubeletCsr {
   }
   const info = csr.certificationRequestInfo;
   let publicKey: KeyObject;
+  const spkiDer = Buffer.from(AsnConvert.serialize(info.subjectPKInfo));
   try {
-    publicKey = createPublicKey({ key: Buffer.from(AsnConvert.serialize(info.subjectPKInfo)), format: 'der', type: 'spki' });
+    publicKey = createPublicKey({ key: spkiDer, format: 'der', type: 'spki' });
   } catch (err) {
     throw new KubeletCaError('CSR_INVALID', `unsupported public key: ${(err as Error).message}`);
   }
@@ -89,7 +85,7 @@ export function parseKubeletCsr(der: Uint8Array): KubeletCsr {
       }
     }
   }
-  return { nodeName: cn.slice(NODE_PREFIX.length), subjectDer: AsnConvert.serialize(info.subject), publicKey, ips };
+  return { nodeName: cn.slice(NODE_PREFIX.length), subjectDer: AsnConvert.serialize(info.subject), publicKey, spkiDer, ips };
 }
 
 /**
@@ -117,12 +113,13 @@ export class KubeletCa implements KubeletCertSigner, CsrValidator {
     }
   }
 
-  nodeNameFromCsr(csrDer: Uint8Array): string {
-    return parseKubeletCsr(csrDer).nodeName;
+  /** Parses and checks the CSR once, at request validation. */
+  parseCsr(csrDer: Uint8Array): KubeletCsr {
+    return parseKubeletCsr(csrDer);
   }
 
-  async sign(csrDer: Uint8Array): Promise<Buffer> {
-    const csr = parseKubeletCsr(csrDer);
+  /** Signs an already parsed CSR (from {@link parseCsr}): no second parse. */
+  async sign(csr: KubeletCsr): Promise<Buffer> {
     try {
       return await this.authority.issue(csr);
     } catch (err) {
