@@ -24,6 +24,7 @@ import { InitServer } from './initserver/init-server.js';
 import type { ClusterInitializer } from './initserver/ports.js';
 import { AtlsJoinServiceDialer } from './joinclient/atls-dialer.js';
 import { JoinClient } from './joinclient/join-client.js';
+import { TcpReadinessProbe } from './joinclient/readiness-probe.js';
 import type { ClusterJoiner } from './joinclient/ports.js';
 import { RejoinClient } from './joinclient/rejoin-client.js';
 import { KubeadmBackend } from './kubernetes/kubeadm/kubeadm-backend.js';
@@ -161,7 +162,7 @@ async function main(): Promise<void> {
     rejoin: async () => {
       await status({ phase: 'waiting' });
       const state = await readNodeState(files.resolve(NODE_STATE_PATH));
-      rejoiner = new RejoinClient({ dialer, metadata, disk, lock, measurementSalt: state.measurementSalt, logger }, { joinServicePort: cfg.joinServicePort });
+      rejoiner = new RejoinClient({ dialer, probe: new TcpReadinessProbe(), metadata, disk, lock, measurementSalt: state.measurementSalt, logger }, { joinServicePort: cfg.joinServicePort });
       if (cfg.recoveryPort === 0) return (await rejoiner.run()) !== 'stopped';
       recovery = new RecoveryServer(disk, logger);
       const port = await recovery.listen(`${hostAddr}:${cfg.recoveryPort}`, atlsServerCredentials({ issuer, logger }));
@@ -202,7 +203,7 @@ async function main(): Promise<void> {
     },
     joinClient: (cleaner) =>
       new JoinClient(
-        { lock, dialer, metadata, disk, files, host, hostKey, csr: new KubeletCsrGenerator(), cluster: joiner, onLocked: () => cleaner.clean(), logger },
+        { lock, dialer, metadata, disk, files, host, hostKey, csr: new KubeletCsrGenerator(), probe: new TcpReadinessProbe(), cluster: joiner, onLocked: () => cleaner.clean(), logger },
         { joinServicePort: cfg.joinServicePort },
       ),
   });
