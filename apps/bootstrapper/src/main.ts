@@ -25,6 +25,7 @@ import type { ClusterInitializer } from './initserver/ports.js';
 import { AtlsJoinServiceDialer } from './joinclient/atls-dialer.js';
 import { JoinClient } from './joinclient/join-client.js';
 import { TcpReadinessProbe } from './joinclient/readiness-probe.js';
+import { residencyReason } from './residency.js';
 import type { ClusterJoiner } from './joinclient/ports.js';
 import { RejoinClient } from './joinclient/rejoin-client.js';
 import { KubeadmBackend } from './kubernetes/kubeadm/kubeadm-backend.js';
@@ -69,6 +70,11 @@ function issuerFor(config: BootstrapperConfig, tpm: SharedTpm): Issuer {
     default:
       throw new Error(`attestation variant ${config.variant.name} has no issuer in this build (qemu-vtpm, dummy)`);
   }
+}
+
+/** Flushes the attestation key the vTPM issuer keeps loaded (the TPM outlives this process). */
+async function releaseAttestationKeys(issuer: Issuer): Promise<void> {
+  if (issuer instanceof QemuVtpmIssuer) await issuer.releaseAttestationKeys().catch(() => 0);
 }
 
 function metadataFor(config: BootstrapperConfig): MetadataProvider {
@@ -212,11 +218,17 @@ async function main(): Promise<void> {
   const phase = result === 'stopped' ? 'stopped' : result;
   await status({ phase, bootstrapMs: Date.now() - started, ...(mark ? { pcr15: mark.toString('hex') } : {}) });
   logger.info('bootstrap finished', { result, bootstrapMs: Date.now() - started, pcr15: mark?.toString('hex') });
-  if (cfg.backend === 'kubeadm' || result === 'stopped') {
+  const stay = residencyReason({ backend: cfg.backend, result, supervisesControlPlane: local?.supervising ?? false, verificationPort: cfg.verifyGrpcPort });
+  if (!stay) {
+    // Nothing to supervise here: the node keeps running without this process (idle memory).
+    logger.info('bootstrapper exiting: nothing left to supervise on this node', { result });
+    await recovery?.close();
+    await releaseAttestationKeys(issuer);
     await tpm.close();
     setImmediate(() => process.exit(0));
     return;
   }
+  logger.info('bootstrapper staying resident', { reason: stay });
   // Local backend: this process is the node's agent (and node 0's control-plane supervisor).
   const verification = await startVerificationService(cfg, issuer, logger);
   handleShutdownSignals(logger, async () => {
@@ -224,6 +236,7 @@ async function main(): Promise<void> {
     await recovery?.close();
     await verification?.close();
     await local?.stop();
+    await releaseAttestationKeys(issuer);
     await tpm.close();
     await status({ phase: 'stopped' });
   });
