@@ -47,7 +47,7 @@ export async function startJoinBenchEnv(tpms: number): Promise<JoinBenchEnv> {
     const dir = mkdtempSync(join(tmpdir(), 'join-bench-'));
     writeFileSync(join(dir, 'mastersecret'), randomBytes(32));
     writeFileSync(join(dir, 'salt'), randomBytes(32));
-    const keyservice = startTsProcess('apps/keyservice/src/main.ts', ['--host=127.0.0.1', '--port=0', '--metrics-port=-1', `--master-secret=${join(dir, 'mastersecret')}`, `--salt=${join(dir, 'salt')}`, '-v=-1']);
+    const keyservice = startTsProcess('apps/keyservice/src/main.ts', ['--host=127.0.0.1', '--port=0', '--metrics-port=-1', `--master-secret=${join(dir, 'mastersecret')}`, `--salt=${join(dir, 'salt')}`]);
     started.push(keyservice);
     const ks = await keyservice.waitForLog((l) => l.msg === 'keyservice serving');
     const configDir = join(dir, 'config');
@@ -70,7 +70,6 @@ export async function startJoinBenchEnv(tpms: number): Promise<JoinBenchEnv> {
       `--api-server-endpoint=${cp.host}:${cp.port}`,
       '--rate-limit=100000',
       '--rate-burst=100000',
-      '-v=-1',
     ]);
     started.push(joinservice);
     const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
