@@ -70,7 +70,7 @@ export async function startJoinBenchEnv(tpms: number): Promise<JoinBenchEnv> {
       `--api-server-endpoint=${cp.host}:${cp.port}`,
       '--rate-limit=100000',
       '--rate-burst=100000',
-    ]);
+    ], process.env.JOINSERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.JOINSERVICE_NODE_OPTIONS } : {});
     started.push(joinservice);
     const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
     for (let i = 0; i < tpms; i++) swtpms.push(await startSwtpm());

@@ -5,7 +5,8 @@
 // run, "attestation only", is the same channel with one grpc.health.v1 Check instead (the aTLS gate
 // validates the evidence on every call).
 //
-//   npx tsx tools/bench/src/join-bench.ts   (env: NS=1,8,32 TICKETS=64 ROUNDS=2 TPMS=8 MAX_BLOCK_S=60)
+//   npx tsx tools/bench/src/join-bench.ts   (env: NS=1,8,32 TICKETS=64 ROUNDS=2 TPMS=8 MAX_BLOCK_S=60;
+//   JOINSERVICE_NODE_OPTIONS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the joinservice)
 //
 // Per block (mode x N, modes alternating, ROUNDS rounds): joins/s, latency p50/p99, failures, and
 // CPU ms per join of every process from /proc: joinservice, keyservice, kube-apiserver, etcd,
