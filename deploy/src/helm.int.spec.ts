@@ -155,6 +155,21 @@ describe('helm charts (real helm 3)', { skip }, () => {
     assert.equal(find(objs, 'Service', 'join-service').spec.ports[0].nodePort, 31000);
   });
 
+  const cloudVariants: Array<[variant: string, csp: string, flag: string]> = [
+    ['azure-trustedlaunch', 'Azure', 'azure'],
+    ['aws-nitro-tpm', 'AWS', 'aws'],
+    ['gcp-sev-es', 'GCP', 'gcp'],
+  ];
+  for (const [variant, csp, flag] of cloudVariants) {
+    it(`joinservice (${csp}, ${variant}): the variant and provider reach the flags`, async () => {
+      const objs = renderChart('joinservice', joinserviceValues({ csp, attestationVariant: variant }));
+      await validateAll(objs);
+      const c = find(objs, 'DaemonSet', 'join-service').spec.template.spec.containers[0];
+      assert.ok(c.args.includes(`--attestation-variant=${variant}`), c.args.join(' '));
+      assert.ok(c.args.includes(`--cloud-provider=${flag}`), c.args.join(' '));
+    });
+  }
+
   it('keyservice (defaults): immutable Secret, gRPC probes, non-root, no API access, NetworkPolicy', async () => {
     const values = keyserviceValues();
     const objs = renderChart('keyservice', values);

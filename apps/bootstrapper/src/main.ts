@@ -9,10 +9,9 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { DummyIssuer, QemuVtpmIssuer, type Issuer } from '@asterism/attestation';
+import { VtpmIssuer, type Issuer } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
-import { QemuMetadataClient, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
 import { NodeLock, TpmNodeMarker } from '@asterism/nodelock';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { CryptsetupStateDisk, STATE_DISK_PBKDF_PRESETS } from './disk/state-disk.js';
@@ -31,6 +30,7 @@ import { RejoinClient } from './joinclient/rejoin-client.js';
 import { KubeadmBackend } from './kubernetes/kubeadm/kubeadm-backend.js';
 import { LocalClusterInitializer, LocalClusterJoiner } from './kubernetes/local/local-backend.js';
 import { LocalServiceProcesses } from './kubernetes/local/services.js';
+import { metadataFor } from './metadata-source.js';
 import { detectNodeCondition } from './node-condition.js';
 import { KubeletCsrGenerator } from './node-identity/kubelet-csr.js';
 import { EmergencySshSetup, HostKeyFile } from './node-identity/ssh.js';
@@ -41,6 +41,7 @@ import { runBootstrapper, type NodeControl, type RunResult } from './run.js';
 import { NodeFileWriter } from './state/file-writer.js';
 import { NODE_STATE_PATH, readNodeState } from './state/node-state.js';
 import { writeStatusFile, type NodeStatus } from './status-file.js';
+import { issuerFor } from './tpm/issuer-for.js';
 import { SharedTpm } from './tpm/tpm-opener.js';
 
 /** Exit code of a "reboot" in local mode (the supervisor decides whether to start the node again). */
@@ -61,25 +62,9 @@ function loggerFor(config: BootstrapperConfig, secrets: SecretRegistry): Logger 
   return createLogger({ component: 'bootstrapper', level: levelFromVerbosity(config.verbosity), secrets, stream, defaultMeta: config.nodeName ? { node: config.nodeName } : {} });
 }
 
-function issuerFor(config: BootstrapperConfig, tpm: SharedTpm): Issuer {
-  switch (config.variant.name) {
-    case 'qemu-vtpm':
-      return new QemuVtpmIssuer(tpm.open);
-    case 'dummy':
-      return new DummyIssuer();
-    default:
-      throw new Error(`attestation variant ${config.variant.name} has no issuer in this build (qemu-vtpm, dummy)`);
-  }
-}
-
-/** Flushes the attestation key the vTPM issuer keeps loaded (the TPM outlives this process). */
+/** Flushes the attestation key a vTPM issuer keeps loaded (the TPM outlives this process). */
 async function releaseAttestationKeys(issuer: Issuer): Promise<void> {
-  if (issuer instanceof QemuVtpmIssuer) await issuer.releaseAttestationKeys().catch(() => 0);
-}
-
-function metadataFor(config: BootstrapperConfig): MetadataProvider {
-  if (config.metadata.startsWith('file:')) return new StaticFileMetadata(config.metadata.slice(5), config.nodeName!);
-  return new QemuMetadataClient(config.metadata.replace(/\/$/, ''));
+  if (issuer instanceof VtpmIssuer) await issuer.releaseAttestationKeys().catch(() => 0);
 }
 
 async function main(): Promise<void> {
@@ -97,7 +82,7 @@ async function main(): Promise<void> {
   logger.info('bootstrapper starting', { variant: cfg.variant.name, csp: cfg.csp, backend: cfg.backend });
 
   const tpm = new SharedTpm(cfg.tpm, (count) => logger.warn('flushed transient TPM objects left by an earlier run', { count }));
-  const issuer = issuerFor(cfg, tpm);
+  const issuer = issuerFor(cfg.variant, tpm.open);
   const lock = new NodeLock(new TpmNodeMarker(tpm.open));
   const metadata = metadataFor(cfg);
   const disk = new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath, STATE_DISK_PBKDF_PRESETS[cfg.stateDiskPbkdf]);
