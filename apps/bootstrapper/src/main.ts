@@ -12,7 +12,7 @@ import { PassThrough } from 'node:stream';
 import { VtpmIssuer, type Issuer } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
-import { NodeLock, TpmNodeMarker } from '@asterism/nodelock';
+import { NodeLock } from '@asterism/nodelock';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { CryptsetupStateDisk, STATE_DISK_PBKDF_PRESETS } from './disk/state-disk.js';
 import { parseFlags, USAGE, type BootstrapperConfig } from './flags.js';
@@ -41,8 +41,7 @@ import { runBootstrapper, type NodeControl, type RunResult } from './run.js';
 import { NodeFileWriter } from './state/file-writer.js';
 import { NODE_STATE_PATH, readNodeState } from './state/node-state.js';
 import { writeStatusFile, type NodeStatus } from './status-file.js';
-import { issuerFor } from './tpm/issuer-for.js';
-import { SharedTpm } from './tpm/tpm-opener.js';
+import { nodePlatformFor } from './platform.js';
 
 /** Exit code of a "reboot" in local mode (the supervisor decides whether to start the node again). */
 export const EXIT_REBOOT = 3;
@@ -81,9 +80,9 @@ async function main(): Promise<void> {
   await status({ phase: 'starting' });
   logger.info('bootstrapper starting', { variant: cfg.variant.name, csp: cfg.csp, backend: cfg.backend });
 
-  const tpm = new SharedTpm(cfg.tpm, (count) => logger.warn('flushed transient TPM objects left by an earlier run', { count }));
-  const issuer = issuerFor(cfg.variant, tpm.open);
-  const lock = new NodeLock(new TpmNodeMarker(tpm.open));
+  const platform = nodePlatformFor(cfg, (count) => logger.warn('flushed transient TPM objects left by an earlier run', { count }));
+  const issuer = platform.issuer;
+  const lock = new NodeLock(platform.marker);
   const metadata = metadataFor(cfg);
   const disk = new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath, STATE_DISK_PBKDF_PRESETS[cfg.stateDiskPbkdf]);
   const host = new OsHostInfo(cfg.addresses ? { addresses: cfg.addresses, ...(cfg.nodeName ? { hostname: cfg.nodeName } : {}) } : undefined);
@@ -149,7 +148,7 @@ async function main(): Promise<void> {
   const result: RunResult = await runBootstrapper({
     logger,
     control,
-    condition: () => detectNodeCondition(tpm, disk, files.resolve(NODE_STATE_PATH)),
+    condition: () => detectNodeCondition(platform.mark, disk, files.resolve(NODE_STATE_PATH)),
     rejoin: async () => {
       await status({ phase: 'waiting' });
       const state = await readNodeState(files.resolve(NODE_STATE_PATH));
@@ -199,7 +198,7 @@ async function main(): Promise<void> {
       ),
   });
   if (rebooting || result === 'failed') return;
-  const mark = await tpm.readMark().catch(() => undefined);
+  const mark = await platform.mark.readMark().catch(() => undefined);
   const phase = result === 'stopped' ? 'stopped' : result;
   await status({ phase, bootstrapMs: Date.now() - started, ...(mark ? { pcr15: mark.toString('hex') } : {}) });
   logger.info('bootstrap finished', { result, bootstrapMs: Date.now() - started, pcr15: mark?.toString('hex') });
@@ -209,7 +208,7 @@ async function main(): Promise<void> {
     logger.info('bootstrapper exiting: nothing left to supervise on this node', { result });
     await recovery?.close();
     await releaseAttestationKeys(issuer);
-    await tpm.close();
+    await platform.close();
     setImmediate(() => process.exit(0));
     return;
   }
@@ -222,7 +221,7 @@ async function main(): Promise<void> {
     await verification?.close();
     await local?.stop();
     await releaseAttestationKeys(issuer);
-    await tpm.close();
+    await platform.close();
     await status({ phase: 'stopped' });
   });
 }

@@ -35,8 +35,8 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-/** Starts control plane, cluster objects, keyservice and joinservice (variant + attestation config given). */
-export async function startHarness(variant: string, attestationConfig: string): Promise<Harness> {
+/** Starts control plane, cluster objects, keyservice and joinservice (variant + attestation config given; extra joinservice flags). */
+export async function startHarness(variant: string, attestationConfig: string, extraArgs: string[] = []): Promise<Harness> {
   const cp = await startTestControlPlane();
   const admin = new k8s.KubeConfig();
   admin.loadFromString(cp.adminKubeconfig);
@@ -51,7 +51,8 @@ export async function startHarness(variant: string, attestationConfig: string): 
   writeFileSync(join(configDir, 'attestationConfig'), attestationConfig);
   writeFileSync(join(configDir, 'measurementSalt'), MEASUREMENT_SALT);
   const keyserviceEndpoint = `127.0.0.1:${ks.port as number}`;
-  const { joinservice, port } = await startJoinServiceProcess({ cp, dir, keyserviceEndpoint }, 'qemu', variant, configDir);
+  const provider = extraArgs.length ? ['--cloud-provider=qemu', `--api-server-endpoint=${cp.host}:${cp.port}`, ...extraArgs] : 'qemu';
+  const { joinservice, port } = await startJoinServiceProcess({ cp, dir, keyserviceEndpoint }, provider, variant, configDir);
   const extra: ServiceProcess[] = [];
   return {
     cp,

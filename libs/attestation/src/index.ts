@@ -46,7 +46,9 @@ export { checkHclAkBinding } from './azure/hcl-ak.js';
 export { checkAzureTdxPolicy } from './azure/tdx-policy.js';
 export {
   AZURE_IMDS_BASE_URL,
+  AzureTdxIssuer,
   AzureTdxValidator,
+  type AzureTdxIssuerOptions,
   azureTdxInstanceInfo,
   azureTdxTrustedKey,
   decodeAzureTdxInstanceInfo,
