@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { Issuer } from '@asterism/attestation';
+import { VtpmIssuer, type Issuer } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
 import { NodeLock } from '@asterism/nodelock';
@@ -23,6 +23,8 @@ import { InitServer } from './initserver/init-server.js';
 import type { ClusterInitializer } from './initserver/ports.js';
 import { AtlsJoinServiceDialer } from './joinclient/atls-dialer.js';
 import { JoinClient } from './joinclient/join-client.js';
+import { TcpReadinessProbe } from './joinclient/readiness-probe.js';
+import { residencyReason } from './residency.js';
 import type { ClusterJoiner } from './joinclient/ports.js';
 import { RejoinClient } from './joinclient/rejoin-client.js';
 import { KubeadmBackend } from './kubernetes/kubeadm/kubeadm-backend.js';
@@ -57,6 +59,11 @@ function loggerFor(config: BootstrapperConfig, secrets: SecretRegistry): Logger 
     stream = tee;
   }
   return createLogger({ component: 'bootstrapper', level: levelFromVerbosity(config.verbosity), secrets, stream, defaultMeta: config.nodeName ? { node: config.nodeName } : {} });
+}
+
+/** Flushes the attestation key a vTPM issuer keeps loaded (the TPM outlives this process). */
+async function releaseAttestationKeys(issuer: Issuer): Promise<void> {
+  if (issuer instanceof VtpmIssuer) await issuer.releaseAttestationKeys().catch(() => 0);
 }
 
 async function main(): Promise<void> {
@@ -147,7 +154,7 @@ async function main(): Promise<void> {
     rejoin: async () => {
       await status({ phase: 'waiting' });
       const state = await readNodeState(files.resolve(NODE_STATE_PATH));
-      rejoiner = new RejoinClient({ dialer, metadata, disk, lock, measurementSalt: state.measurementSalt, logger }, { joinServicePort: cfg.joinServicePort });
+      rejoiner = new RejoinClient({ dialer, probe: new TcpReadinessProbe(), metadata, disk, lock, measurementSalt: state.measurementSalt, logger }, { joinServicePort: cfg.joinServicePort });
       if (cfg.recoveryPort === 0) return (await rejoiner.run()) !== 'stopped';
       recovery = new RecoveryServer(disk, logger);
       const port = await recovery.listen(`${hostAddr}:${cfg.recoveryPort}`, atlsServerCredentials({ issuer, logger }));
@@ -188,7 +195,7 @@ async function main(): Promise<void> {
     },
     joinClient: (cleaner) =>
       new JoinClient(
-        { lock, dialer, metadata, disk, files, host, hostKey, csr: new KubeletCsrGenerator(), cluster: joiner, onLocked: () => cleaner.clean(), logger },
+        { lock, dialer, metadata, disk, files, host, hostKey, csr: new KubeletCsrGenerator(), probe: new TcpReadinessProbe(), cluster: joiner, onLocked: () => cleaner.clean(), logger },
         { joinServicePort: cfg.joinServicePort },
       ),
   });
@@ -197,11 +204,17 @@ async function main(): Promise<void> {
   const phase = result === 'stopped' ? 'stopped' : result;
   await status({ phase, bootstrapMs: Date.now() - started, ...(mark ? { pcr15: mark.toString('hex') } : {}) });
   logger.info('bootstrap finished', { result, bootstrapMs: Date.now() - started, pcr15: mark?.toString('hex') });
-  if (cfg.backend === 'kubeadm' || result === 'stopped') {
+  const stay = residencyReason({ backend: cfg.backend, result, supervisesControlPlane: local?.supervising ?? false, verificationPort: cfg.verifyGrpcPort });
+  if (!stay) {
+    // Nothing to supervise here: the node keeps running without this process (idle memory).
+    logger.info('bootstrapper exiting: nothing left to supervise on this node', { result });
+    await recovery?.close();
+    await releaseAttestationKeys(issuer);
     await platform.close();
     setImmediate(() => process.exit(0));
     return;
   }
+  logger.info('bootstrapper staying resident', { reason: stay });
   // Local backend: this process is the node's agent (and node 0's control-plane supervisor).
   const verification = await startVerificationService(cfg, issuer, logger);
   handleShutdownSignals(logger, async () => {
@@ -209,6 +222,7 @@ async function main(): Promise<void> {
     await recovery?.close();
     await verification?.close();
     await local?.stop();
+    await releaseAttestationKeys(issuer);
     await platform.close();
     await status({ phase: 'stopped' });
   });

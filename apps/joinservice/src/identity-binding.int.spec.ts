@@ -172,7 +172,7 @@ describe('joinservice --identity-binding=strict: identity bound to attestation',
       logger: createNopLogger(),
     });
     const uuid = 'dddddddd-0000-4000-8000-00000000000d';
-    const req = (nodeName: string) => ({ diskUuid: uuid, nodeName, isControlPlane: false, csrDer: Buffer.alloc(0), hostPublicKey: Buffer.alloc(0), principals: [] });
+    const req = (nodeName: string) => ({ diskUuid: uuid, nodeName, isControlPlane: false });
     const results = await Promise.allSettled([stage.checkJoin(req('n1'), '10.0.0.1:1'), stage.checkJoin(req('n2'), '10.0.0.2:1')]);
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
     const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;

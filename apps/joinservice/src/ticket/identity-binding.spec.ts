@@ -7,8 +7,7 @@ import { MetadataError, type Role } from '@asterism/metadata';
 import type { IdentityBinding } from '../identity/binding-store.js';
 import { attestationKeyDigest, peerIp } from '../identity/peer-identity.js';
 import { JoinError } from './errors.js';
-import { IdentityBindingStage, type IdentityBindingStore } from './identity-binding.js';
-import type { ValidatedJoinRequest } from './request-validation.js';
+import { IdentityBindingStage, type IdentityBindingStore, type JoinIdentityClaim } from './identity-binding.js';
 
 const VTPM = Variant.fromString('qemu-vtpm');
 const UUID_A = '0a1b2c3d-0000-4000-8000-00000000000a';
@@ -58,19 +57,12 @@ function world(opts: { bindings?: IdentityBinding[]; raceOn?: string; metadataDo
   return { stage, writes, bindings };
 }
 
-const req = (nodeName: string, diskUuid = UUID_A, isControlPlane = false): ValidatedJoinRequest => ({
-  diskUuid,
-  nodeName,
-  isControlPlane,
-  csrDer: Buffer.alloc(0),
-  hostPublicKey: Buffer.alloc(0),
-  principals: [],
-});
+const req = (nodeName: string, diskUuid = UUID_A, isControlPlane = false): JoinIdentityClaim => ({ diskUuid, nodeName, isControlPlane });
 
 const boundA = (ak: string, nodeName: string): IdentityBinding => ({ diskUuid: UUID_A, akDigest: digest(ak), nodeName, role: 'Worker', createdAt: '' });
 
 describe('IdentityBindingStage.checkJoin', () => {
-  const cases: Array<{ name: string; peer: string; req: ValidatedJoinRequest; bindings?: IdentityBinding[]; raceOn?: string; metadataDown?: boolean; code?: string; reason?: string; writes: string[] }> = [
+  const cases: Array<{ name: string; peer: string; req: JoinIdentityClaim; bindings?: IdentityBinding[]; raceOn?: string; metadataDown?: boolean; code?: string; reason?: string; writes: string[] }> = [
     { name: 'first join binds the disk to the AK and the metadata name', peer: '10.0.0.2:5000', req: req('worker-0'), writes: [`${UUID_A}:worker-0:Worker`] },
     { name: 'join again with the same AK and name', peer: '10.0.0.2:5000', req: req('worker-0'), bindings: [boundA('ak-w0', 'worker-0')], writes: [] },
     { name: 'join again, disk UUID in upper case', peer: '10.0.0.2:5000', req: req('worker-0', UUID_A.toUpperCase()), bindings: [boundA('ak-w0', 'worker-0')], writes: [] },

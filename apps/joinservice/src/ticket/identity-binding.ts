@@ -12,6 +12,9 @@ import type { IdentityBinding } from '../identity/binding-store.js';
 import { JoinError } from './errors.js';
 import type { ValidatedJoinRequest } from './request-validation.js';
 
+/** What the binding checks read of a validated join request. */
+export type JoinIdentityClaim = Pick<ValidatedJoinRequest, 'diskUuid' | 'nodeName' | 'isControlPlane'>;
+
 /** Name and role of the instance behind a source IP, as the trusted metadata source says. */
 export interface PeerDirectory {
   lookup(ip: string, signal?: AbortSignal): Promise<{ name: string; role: Role } | undefined>;
@@ -64,7 +67,7 @@ export class IdentityBindingStage {
    * files only for a metadata role ControlPlane, and the disk is unbound (then bound here, create
    * only: a concurrent first join of the same disk loses with ABORTED) or bound to this AK and name.
    */
-  async checkJoin(req: ValidatedJoinRequest, peer: string, signal?: AbortSignal): Promise<void> {
+  async checkJoin(req: JoinIdentityClaim, peer: string, signal?: AbortSignal): Promise<void> {
     const akDigest = this.#akDigest(peer);
     const ip = peerIp(peer);
     const entry = await lookup(this.d.directory, ip, signal);
