@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { Issuer } from '@asterism/attestation';
+import { VtpmIssuer, type Issuer } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
 import { NodeLock } from '@asterism/nodelock';
@@ -23,6 +23,8 @@ import { InitServer } from './initserver/init-server.js';
 import type { ClusterInitializer } from './initserver/ports.js';
 import { AtlsJoinServiceDialer } from './joinclient/atls-dialer.js';
 import { JoinClient } from './joinclient/join-client.js';
+import { TcpReadinessProbe } from './joinclient/readiness-probe.js';
+import { residencyReason } from './residency.js';
 import type { ClusterJoiner } from './joinclient/ports.js';
 import { RejoinClient } from './joinclient/rejoin-client.js';
 import { KubeadmBackend } from './kubernetes/kubeadm/kubeadm-backend.js';
@@ -60,6 +62,11 @@ function loggerFor(config: BootstrapperConfig, secrets: SecretRegistry): Logger 
   return createLogger({ component: 'bootstrapper', level: levelFromVerbosity(config.verbosity), secrets, stream, defaultMeta: config.nodeName ? { node: config.nodeName } : {} });
 }
 
+/** Flushes the attestation key a vTPM issuer keeps loaded (the TPM outlives this process). */
+async function releaseAttestationKeys(issuer: Issuer): Promise<void> {
+  if (issuer instanceof VtpmIssuer) await issuer.releaseAttestationKeys().catch(() => 0);
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const config = parseFlagsOrExit('bootstrapper', USAGE, () => parseFlags(process.argv.slice(2)));
@@ -81,7 +88,7 @@ async function main(): Promise<void> {
   const disk = new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath, STATE_DISK_PBKDF_PRESETS[cfg.stateDiskPbkdf]);
   const host = new OsHostInfo(cfg.addresses ? { addresses: cfg.addresses, ...(cfg.nodeName ? { hostname: cfg.nodeName } : {}) } : undefined);
   const hostKey = new HostKeyFile(files);
-  const dialer = new AtlsJoinServiceDialer(issuer);
+  const dialer = new AtlsJoinServiceDialer(issuer, cfg.joinSourceAddress ? { localAddress: cfg.joinSourceAddress } : {});
 
   let initializer: ClusterInitializer;
   let joiner: ClusterJoiner;
@@ -101,6 +108,8 @@ async function main(): Promise<void> {
         // Any free port; the joinservice logs it ("joinservice serving", metricsPort).
         joinServiceMetricsPort: 0,
         keyServiceMetricsPort: 0,
+        // The joinservice names and roles peers from the same metadata source (docs/adr/0008).
+        metadata: cfg.metadata,
         logger,
       }),
       logger,
@@ -146,7 +155,7 @@ async function main(): Promise<void> {
     rejoin: async () => {
       await status({ phase: 'waiting' });
       const state = await readNodeState(files.resolve(NODE_STATE_PATH));
-      rejoiner = new RejoinClient({ dialer, metadata, disk, lock, measurementSalt: state.measurementSalt, logger }, { joinServicePort: cfg.joinServicePort });
+      rejoiner = new RejoinClient({ dialer, probe: new TcpReadinessProbe(), metadata, disk, lock, measurementSalt: state.measurementSalt, logger }, { joinServicePort: cfg.joinServicePort });
       if (cfg.recoveryPort === 0) return (await rejoiner.run()) !== 'stopped';
       recovery = new RecoveryServer(disk, logger);
       const port = await recovery.listen(`${hostAddr}:${cfg.recoveryPort}`, atlsServerCredentials({ issuer, logger }));
@@ -187,7 +196,7 @@ async function main(): Promise<void> {
     },
     joinClient: (cleaner) =>
       new JoinClient(
-        { lock, dialer, metadata, disk, files, host, hostKey, csr: new KubeletCsrGenerator(), cluster: joiner, onLocked: () => cleaner.clean(), logger },
+        { lock, dialer, metadata, disk, files, host, hostKey, csr: new KubeletCsrGenerator(), probe: new TcpReadinessProbe(), cluster: joiner, onLocked: () => cleaner.clean(), logger },
         { joinServicePort: cfg.joinServicePort },
       ),
   });
@@ -196,13 +205,21 @@ async function main(): Promise<void> {
   const phase = result === 'stopped' ? 'stopped' : result;
   await status({ phase, bootstrapMs: Date.now() - started, ...(mark ? { pcr15: mark.toString('hex') } : {}) });
   logger.info('bootstrap finished', { result, bootstrapMs: Date.now() - started, pcr15: mark?.toString('hex') });
-  if (result === 'stopped' || (cfg.backend === 'kubeadm' && cfg.verifyGrpcPort === 0)) {
+  const stay = residencyReason({ backend: cfg.backend, result, supervisesControlPlane: local?.supervising ?? false, verificationPort: cfg.verifyGrpcPort });
+  if (!stay) {
+    // Nothing to supervise here: the node keeps running without this process (idle memory).
+    logger.info('bootstrapper exiting: nothing left to supervise on this node', { result });
+    await recovery?.close();
+    await releaseAttestationKeys(issuer);
     await platform.close();
     setImmediate(() => process.exit(0));
     return;
   }
+  logger.info('bootstrapper staying resident', { reason: stay });
   if (cfg.backend === 'kubeadm') {
     // Real node: only the verification service stays, opening the TPM per document.
+    await recovery?.close();
+    await releaseAttestationKeys(issuer);
     await platform.close();
     const verification = await startVerificationService(cfg, perCallIssuer(cfg, issuer), logger);
     handleShutdownSignals(logger, async () => {
@@ -217,6 +234,7 @@ async function main(): Promise<void> {
     await recovery?.close();
     await verification?.close();
     await local?.stop();
+    await releaseAttestationKeys(issuer);
     await platform.close();
     await status({ phase: 'stopped' });
   });

@@ -83,6 +83,7 @@ describe('InitServer vs JoinClient race on a real TPM lock', { skip }, () => {
           host: { addresses: async () => [], hostname: async () => 'node-0' },
           hostKey: { publicKeyWire: async () => Buffer.alloc(0) },
           csr: { create: async () => ({ csrDer: Buffer.alloc(0), privateKeyPem: 'key' }) },
+          probe: { reachable: async () => true },
           cluster: { joinCluster: async () => undefined },
           dialer: {
             issueJoinTicket: async () => {

@@ -1,6 +1,6 @@
 import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import type { Issuer } from '@asterism/attestation';
-import { randomBytes } from '@asterism/crypto';
+import { certificatePem, derTime, derTlv as tlv, encodeOid, positiveSerial, randomBytes } from '@asterism/crypto';
 import { toAtlsError } from './errors.js';
 
 /** ecdsa-with-SHA256 (RFC 5758); parameters absent. */
@@ -91,17 +91,17 @@ export function createNonceCaCertificate(nonce: Uint8Array, key: AtlsKey, now = 
 
 /** PEM armour for a DER certificate. */
 export function toPem(der: Uint8Array): string {
-  const b64 = Buffer.from(der).toString('base64');
-  const lines: string[] = [];
-  for (let i = 0; i < b64.length; i += 64) lines.push(b64.slice(i, i + 64));
-  return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----\n`;
+  return certificatePem(der);
 }
+
+/** DER content of a dotted OBJECT IDENTIFIER (one home: libs/crypto's DER writer). */
+export { encodeOid };
 
 // The certificate is emitted from a fixed DER layout: @peculiar/asn1-x509's generic serializer
 // costs ~0.3 ms per TBSCertificate, the largest share of building a certificate on the handshake
 // path. certificate.spec.ts parses the result with @peculiar/asn1-x509 and node:crypto.
 function selfSigned(key: AtlsKey, serial: Buffer, name: Buffer, now: number, extensions?: Buffer): Buffer {
-  const validity = tlv(0x30, encodeTime(now - ATLS_CERT_VALIDITY_SLACK_MS), encodeTime(now + ATLS_CERT_VALIDITY_SLACK_MS));
+  const validity = tlv(0x30, derTime(now - ATLS_CERT_VALIDITY_SLACK_MS), derTime(now + ATLS_CERT_VALIDITY_SLACK_MS));
   const tbs = tlv(0x30, VERSION_3, tlv(0x02, serial), ECDSA_WITH_SHA256_DER, name, validity, name, key.spkiDer, ...(extensions ? [extensions] : []));
   // node:crypto emits the DER (r, s) ECDSA-Sig-Value X.509 expects.
   const signature = tlv(0x03, Buffer.from([0]), sign('sha256', tbs, key.privateKey));
@@ -119,43 +119,3 @@ function nameWithCn(cn: string): Buffer {
   return tlv(0x30, tlv(0x31, tlv(0x30, tlv(0x06, encodeOid(COMMON_NAME)), tlv(0x13, Buffer.from(cn, 'latin1')))));
 }
 const CONSTELLATION_NAME = nameWithCn(ATLS_SUBJECT_CN);
-
-/** DER tag-length-value. */
-function tlv(tag: number, ...parts: Buffer[]): Buffer {
-  const content = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-  const n = content.length;
-  const len = n < 0x80 ? [n] : n < 0x100 ? [0x81, n] : n < 0x10000 ? [0x82, n >> 8, n & 0xff] : [0x83, n >> 16, (n >> 8) & 0xff, n & 0xff];
-  return Buffer.concat([Buffer.from([tag, ...len]), content]);
-}
-
-/** DER content of a dotted OBJECT IDENTIFIER. */
-export function encodeOid(oid: string): Buffer {
-  const arcs = oid.split('.').map((a) => {
-    if (!/^\d+$/.test(a)) throw new Error(`invalid OID ${oid}`);
-    return Number(a);
-  });
-  if (arcs.length < 2 || arcs[0]! > 2) throw new Error(`invalid OID ${oid}`);
-  const out: number[] = [];
-  for (const v of [arcs[0]! * 40 + arcs[1]!, ...arcs.slice(2)]) {
-    const bytes = [v & 0x7f];
-    for (let x = Math.floor(v / 128); x > 0; x = Math.floor(x / 128)) bytes.unshift((x & 0x7f) | 0x80);
-    out.push(...bytes);
-  }
-  return Buffer.from(out);
-}
-
-// UTCTime for 1950-2049, GeneralizedTime otherwise (RFC 5280 §4.1.2.5), whole seconds.
-function encodeTime(ms: number): Buffer {
-  const iso = new Date(Math.floor(ms / 1000) * 1000).toISOString(); // YYYY-MM-DDTHH:MM:SS.000Z
-  const digits = iso.slice(0, 19).replace(/[-T:]/g, '');
-  const year = Number(iso.slice(0, 4));
-  return year >= 1950 && year < 2050 ? tlv(0x17, Buffer.from(`${digits.slice(2)}Z`)) : tlv(0x18, Buffer.from(`${digits}Z`));
-}
-
-// DER INTEGER content of a positive serial: no redundant leading zeros, 0x00 prefix if the top bit is set.
-function positiveSerial(bytes: Buffer): Buffer {
-  let i = 0;
-  while (i < bytes.length - 1 && bytes[i] === 0 && bytes[i + 1]! < 0x80) i++;
-  const trimmed = bytes.subarray(i);
-  return trimmed[0]! >= 0x80 ? Buffer.concat([Buffer.from([0]), trimmed]) : Buffer.from(trimmed);
-}

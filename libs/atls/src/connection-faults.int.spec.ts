@@ -38,6 +38,10 @@ describe('aTLS client with a swtpm issuer under connection resets', { skip }, ()
       const nonce = Buffer.alloc(32, 7);
       const doc = await issuer.issue(nonce, nonce);
       assert.deepEqual(Buffer.from(await new QemuVtpmValidator(new Map()).validate(doc, nonce)), nonce);
+      // The one attestation key kept loaded for later quotes is all that is left on the TPM;
+      // every AK of a failed issuance was flushed. Releasing it leaves nothing.
+      assert.equal((await (await tpm.client()).listHandles(TPM_HT.TRANSIENT << 24)).length, 1, 'only the cached attestation key is loaded');
+      assert.equal(await issuer.releaseAttestationKeys(), 1);
       assert.deepEqual(await (await tpm.client()).listHandles(TPM_HT.TRANSIENT << 24), [], 'every attestation key was flushed');
       assert.deepEqual(unhandled, []);
       console.log(`[fault-injection] swtpm issuer outcomes: ${JSON.stringify(Object.fromEntries(outcomes))}`);

@@ -1,5 +1,7 @@
 /** Key hierarchy (HKDF), randomness and kms:// URIs shared by the bootstrapper, joinservice, keyservice and CLI. */
 export * from './constants.js';
+export { DerReader, decodeOid, decodeTime, TAG as DER_TAG, type DerElement } from './der-reader.js';
+export { certificatePem, derOid, derTime, derTlv, encodeOid, positiveSerial } from './der-writer.js';
 export { CryptoError, type CryptoErrorCode } from './errors.js';
 export { deriveKey, HKDF_MAX_LENGTH, HkdfSha256 } from './hkdf.js';
 export { ClusterKms, dataKeyInfo, deriveClusterId, stateDiskKeyId, type MasterSecret } from './key-hierarchy.js';

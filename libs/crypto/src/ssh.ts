@@ -155,7 +155,8 @@ export function sshCaFromSeed(seed: Uint8Array): SshSigner {
 /** Options of a host certificate. */
 export interface HostCertificateOptions {
   ca: SshSigner;
-  hostKeyWire: Uint8Array;
+  /** The host key in SSH wire format, or already parsed by {@link parseSshPublicKey}. */
+  hostKeyWire: Uint8Array | SshPublicKey;
   principals: string[];
   /** Unix seconds; default now. */
   validAfter?: bigint;
@@ -169,7 +170,7 @@ export interface HostCertificateOptions {
  */
 export function signHostCertificate(o: HostCertificateOptions): Buffer {
   if (o.principals.length === 0) throw new SshError('SSH_CERT_INVALID', 'a host certificate needs at least one principal');
-  const host = parseSshPublicKey(o.hostKeyWire);
+  const host = o.hostKeyWire instanceof Uint8Array ? parseSshPublicKey(o.hostKeyWire) : o.hostKeyWire;
   const toSign = Buffer.concat([
     sshString(`${host.type}-cert-v01@openssh.com`),
     sshString(o.nonce ?? randomBytes(32)),

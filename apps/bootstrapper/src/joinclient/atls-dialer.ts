@@ -15,8 +15,9 @@ export const JOIN_ID_METADATA = 'x-join-id';
 export class AtlsJoinServiceDialer implements JoinServiceDialer {
   readonly #credentials: grpc.ChannelCredentials;
 
-  constructor(issuer: Issuer) {
-    this.#credentials = atlsChannelCredentials({ issuer });
+  /** `localAddress`: connect from this IP (the joinservice identifies nodes by source IP, docs/adr/0008). */
+  constructor(issuer: Issuer, options: { localAddress?: string } = {}) {
+    this.#credentials = atlsChannelCredentials({ issuer, ...(options.localAddress ? { localAddress: options.localAddress } : {}) });
   }
 
   issueJoinTicket(endpoint: string, req: join.IssueJoinTicketRequest, options: { joinId: string; signal?: AbortSignal }): Promise<join.IssueJoinTicketResponse> {

@@ -11,6 +11,7 @@ import { NodeLock } from '@asterism/nodelock';
 import { NodeFileWriter } from '../state/file-writer.js';
 import { AtlsJoinServiceDialer } from './atls-dialer.js';
 import { Backoff } from './backoff.js';
+import { TcpReadinessProbe } from './readiness-probe.js';
 import { JoinClient } from './join-client.js';
 
 // The JoinClient dials real misbehaving servers through the real aTLS dialer. Before the fix a
@@ -39,6 +40,7 @@ function joinClientFor(port: number) {
       host: { addresses: async () => ['127.0.0.1'], hostname: async () => 'worker-0' },
       hostKey: { publicKeyWire: async () => Buffer.from('wire') },
       csr: { create: async () => ({ csrDer: Buffer.from('csr'), privateKeyPem: '' }) },
+      probe: new TcpReadinessProbe(),
       cluster: { joinCluster: unused },
       onLocked: () => assert.fail('must not lock'),
       logger: createNopLogger(),

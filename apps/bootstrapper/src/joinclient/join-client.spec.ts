@@ -60,7 +60,7 @@ const ticket = (over: Partial<joinpb.IssueJoinTicketResponse> = {}): joinpb.Issu
   ...over,
 });
 
-function setup(role: InstanceMetadata['Role'] = 'Worker', opts: { ticketFailures?: number; joinFailures?: number; diskFails?: boolean } = {}) {
+function setup(role: InstanceMetadata['Role'] = 'Worker', opts: { ticketFailures?: number; joinFailures?: number; diskFails?: boolean; unreachableProbes?: number; backoff?: Backoff } = {}) {
   const root = mkdtempSync(join(tmpdir(), 'joinclient-'));
   const metadata = new StubMetadata(inst('node-2', role, '192.0.2.8'), [inst('node-2', role, '192.0.2.8'), inst('node-3', 'ControlPlane', '192.0.2.1'), inst('node-4', 'ControlPlane', '192.0.2.2')]);
   const marks: Buffer[] = [];
@@ -68,6 +68,8 @@ function setup(role: InstanceMetadata['Role'] = 'Worker', opts: { ticketFailures
   let ticketFailures = opts.ticketFailures ?? 0;
   let joinFailures = opts.joinFailures ?? 0;
   const dialed: string[] = [];
+  const probed: string[] = [];
+  let reachableAfter = opts.unreachableProbes ?? 0;
   const joins: JoinClusterRequest[] = [];
   let passphrase: Buffer | undefined;
   let locked = 0;
@@ -87,6 +89,7 @@ function setup(role: InstanceMetadata['Role'] = 'Worker', opts: { ticketFailures
     host: { addresses: async () => ['192.0.2.8'], hostname: async () => 'node-2' },
     hostKey: { publicKeyWire: async () => Buffer.from('wire') },
     csr: { create: async (name, ips) => ({ csrDer: Buffer.from(`csr:${name}:${ips.join(',')}`), privateKeyPem: '-----BEGIN EC PRIVATE KEY-----\n' }) },
+    probe: { reachable: async (endpoint) => (probed.push(endpoint), reachableAfter-- <= 0) },
     dialer: {
       async issueJoinTicket(endpoint, req) {
         dialed.push(endpoint);
@@ -107,8 +110,8 @@ function setup(role: InstanceMetadata['Role'] = 'Worker', opts: { ticketFailures
     onLocked: () => void locked++,
     logger: createNopLogger(),
   };
-  const client = new JoinClient(deps, { backoff: new Backoff(1, 5, 0), joinAttempts: 3 });
-  return { client, deps, metadata, marks, dialed, joins, root, files: deps.files, passphrase: () => passphrase, locked: () => locked };
+  const client = new JoinClient(deps, { backoff: opts.backoff ?? new Backoff(1, 5, 0), joinAttempts: 3, reachable: { intervalMs: 2, relistMs: 0 } });
+  return { client, deps, metadata, marks, dialed, probed, joins, root, files: deps.files, passphrase: () => passphrase, locked: () => locked };
 }
 
 describe('JoinClient (TestClient)', () => {
@@ -180,6 +183,33 @@ describe('JoinClient (TestClient)', () => {
     await s.client.stop();
     assert.equal(await running, 'stopped');
     assert.equal(s.deps.lock.locked, false);
+  });
+
+  it('asks for the ticket as soon as the readiness probe sees a joinservice, never sleeping the backoff while none listens', { timeout: 10_000 }, async () => {
+    // A backoff of a minute: any blind sleep before the first ticket request would hang this test.
+    const s = setup('Worker', { unreachableProbes: 10, backoff: new Backoff(60_000, 60_000, 60_000) });
+    assert.equal(await s.client.start(), 'joined');
+    assert.ok(s.probed.length > 10, `probed ${s.probed.length} times`);
+    // Only endpoints that answered the probe were dialled, and the first one that did gave the ticket.
+    assert.equal(s.dialed.length, 1);
+  });
+
+  it('stops cleanly while probing for a joinservice', async () => {
+    const s = setup('Worker', { unreachableProbes: 1_000_000 });
+    const running = s.client.start();
+    await new Promise((r) => setTimeout(r, 30));
+    await s.client.stop();
+    assert.equal(await running, 'stopped');
+    assert.equal(s.dialed.length, 0);
+  });
+
+  it('makes the kubelet CSR once, however many attempts the ticket takes', async () => {
+    const s = setup('Worker', { ticketFailures: 3 });
+    let made = 0;
+    const create = s.deps.csr.create;
+    s.deps.csr.create = (name, ips) => (made++, create(name, ips));
+    assert.equal(await s.client.start(), 'joined');
+    assert.equal(made, 1);
   });
 
   it('refuses control-plane file names that escape the PKI folder', async () => {

@@ -12,6 +12,7 @@ import { writeNodeState } from '../state/node-state.js';
 import { Backoff, sleep } from './backoff.js';
 import { joinServiceEndpoints } from './endpoints.js';
 import type { ClusterJoiner, HostKeySource, JoinServiceDialer, KubeletCsrFactory } from './ports.js';
+import { waitForReachable, type ReachableOptions, type ReadinessProbe } from './readiness-probe.js';
 
 /** Files a joining node writes (SPEC.md §0.2). */
 export const NODE_PATHS = {
@@ -33,7 +34,10 @@ export interface JoinClientOptions {
   /** Whole Kubernetes join phase, including retries (reference: 5 min, 3 attempts). */
   joinTimeoutMs?: number;
   joinAttempts?: number;
+  /** Pause after a joinservice answered without a ticket (it is up but not ready). */
   backoff?: Backoff;
+  /** Probing while no joinservice accepts connections. */
+  reachable?: ReachableOptions;
 }
 
 /** Everything the JoinClient is built from. */
@@ -46,6 +50,8 @@ export interface JoinClientDeps {
   host: HostInfo;
   hostKey: HostKeySource;
   csr: KubeletCsrFactory;
+  /** Whether a joinservice listens (instead of sleeping blindly until one does). */
+  probe: ReadinessProbe;
   cluster: ClusterJoiner;
   /** Called once the node is locked for this join (stops the InitServer). */
   onLocked: () => void;
@@ -57,7 +63,9 @@ export type JoinOutcome = 'joined' | 'stopped' | 'lost-race';
 
 /**
  * Polls metadata and the joinservices until a ticket arrives, then takes the node lock and
- * joins (SPEC.md §8.4), with jittered exponential backoff between attempts.
+ * joins (SPEC.md §8.4). While no joinservice accepts connections a cheap TCP readiness probe with
+ * jitter runs (the ticket is asked for as soon as one does); jittered exponential backoff only
+ * follows attempts that reached a joinservice and still got no ticket.
  */
 export class JoinClient {
   readonly #stop = new AbortController();
@@ -113,43 +121,42 @@ export class JoinClient {
     }
     d.logger.info('joining as', { nodeName: self.name, role: self.role });
 
-    // 2. Find a joinservice that issues a ticket.
+    // 2. Find a joinservice that issues a ticket. The request material is made once.
+    const material = await this.requestMaterial(self);
     this.#backoff.reset();
     for (;;) {
-      if (this.signal.aborted) return 'stopped';
-      const got = await this.tryAllEndpoints(diskUuid, self);
-      if (got) return this.startNodeAndJoin(got.ticket, got.kubeletKeyPem, got.csrNodeName, self);
+      const endpoints = await waitForReachable(() => this.endpoints(), d.probe, this.signal, this.options.reachable);
+      if (!endpoints) return 'stopped';
+      const got = await this.tryEndpoints(endpoints, diskUuid, self, material);
+      if (got) return this.startNodeAndJoin(got, material.kubeletKeyPem, self.name, self);
       if (!(await sleep(this.#backoff.next(), this.signal))) return 'stopped';
     }
+  }
+
+  /** Kubelet key + CSR, host key and principals: the same for every attempt, made concurrently. */
+  private async requestMaterial(self: { name: string; vpcIp: string }) {
+    const d = this.deps;
+    const [csr, addresses, hostname, hostPublicKey] = await Promise.all([d.csr.create(self.name, self.vpcIp ? [self.vpcIp] : []), d.host.addresses(), d.host.hostname(), d.hostKey.publicKeyWire()]);
+    return { csrDer: csr.csrDer, kubeletKeyPem: csr.privateKeyPem, principals: [...addresses, hostname], hostPublicKey };
   }
 
   private endpoints(): Promise<string[]> {
     return joinServiceEndpoints(this.deps.metadata, this.#port, this.deps.logger, { signal: this.signal });
   }
 
-  private async tryAllEndpoints(diskUuid: string, self: { name: string; role: Role; vpcIp: string }) {
+  private async tryEndpoints(endpoints: string[], diskUuid: string, self: { role: Role }, m: { csrDer: Buffer; principals: string[]; hostPublicKey: Buffer }) {
     const d = this.deps;
-    const endpoints = await this.endpoints();
-    if (endpoints.length === 0) d.logger.warn('no joinservice endpoint known yet');
     for (const endpoint of endpoints) {
       const joinId = randomUUID();
       try {
-        const { csrDer, privateKeyPem } = await d.csr.create(self.name, self.vpcIp ? [self.vpcIp] : []);
-        const principals = [...(await d.host.addresses()), await d.host.hostname()];
         const timeout = AbortSignal.timeout(this.options.rpcTimeoutMs ?? 30_000);
         const ticket = await d.dialer.issueJoinTicket(
           endpoint,
-          {
-            diskUuid,
-            certificateRequest: csrDer,
-            isControlPlane: self.role === 'ControlPlane',
-            hostPublicKey: await d.hostKey.publicKeyWire(),
-            hostCertificatePrincipals: principals,
-          },
+          { diskUuid, certificateRequest: m.csrDer, isControlPlane: self.role === 'ControlPlane', hostPublicKey: m.hostPublicKey, hostCertificatePrincipals: m.principals },
           { joinId, signal: AbortSignal.any([timeout, this.signal]) },
         );
         d.logger.info('received join ticket', { endpoint, joinId });
-        return { ticket, kubeletKeyPem: privateKeyPem, csrNodeName: self.name };
+        return ticket;
       } catch (err) {
         if (this.signal.aborted) return undefined;
         d.logger.warn('join ticket request failed', { endpoint, joinId, err });
@@ -185,23 +192,26 @@ export class JoinClient {
         throw new JoinClientError('JOIN_FAILED', `${context}: ${(err as Error).message}`, { cause: err });
       }
     };
-    await step('updating disk passphrase', () => d.disk.updatePassphrase(ticket.stateDiskKey));
-    if (self.role === 'ControlPlane') {
-      await step('writing control-plane files', async () => {
-        for (const f of ticket.controlPlaneFiles) {
-          if (!/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(f.name) || f.name.split('/').includes('..')) throw new Error(`refusing control-plane file name ${JSON.stringify(f.name)}`);
-          await d.files.writeExclusive(`${NODE_PATHS.kubernetesPki}/${f.name}`, f.data);
-        }
-      });
-    }
-    await step('writing kubelet credentials', async () => {
-      await d.files.writeExclusive(NODE_PATHS.kubeletCert, ticket.kubeletCert);
-      await d.files.writeExclusive(NODE_PATHS.kubeletKey, kubeletKeyPem);
-    });
-    await step('writing SSH CA and host certificate', async () => {
-      await d.files.writeExclusive(NODE_PATHS.sshCaPublicKey, ticket.authorizedCaPublicKey);
-      await d.files.writeExclusive(NODE_PATHS.sshHostCertificate, ticket.hostCertificate);
-    });
+    // The disk re-key and the credential files do not depend on each other: run them together.
+    await Promise.all([
+      step('updating disk passphrase', () => d.disk.updatePassphrase(ticket.stateDiskKey)),
+      self.role === 'ControlPlane'
+        ? step('writing control-plane files', async () => {
+            for (const f of ticket.controlPlaneFiles) {
+              if (!/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(f.name) || f.name.split('/').includes('..')) throw new Error(`refusing control-plane file name ${JSON.stringify(f.name)}`);
+              await d.files.writeExclusive(`${NODE_PATHS.kubernetesPki}/${f.name}`, f.data);
+            }
+          })
+        : Promise.resolve(),
+      step('writing kubelet credentials', async () => {
+        await d.files.writeExclusive(NODE_PATHS.kubeletCert, ticket.kubeletCert);
+        await d.files.writeExclusive(NODE_PATHS.kubeletKey, kubeletKeyPem);
+      }),
+      step('writing SSH CA and host certificate', async () => {
+        await d.files.writeExclusive(NODE_PATHS.sshCaPublicKey, ticket.authorizedCaPublicKey);
+        await d.files.writeExclusive(NODE_PATHS.sshHostCertificate, ticket.hostCertificate);
+      }),
+    ]);
     await step('persisting node state', () => writeNodeState(d.files, { role: self.role, measurementSalt: Buffer.from(ticket.measurementSalt) }));
 
     const attempts = this.options.joinAttempts ?? 3;

@@ -36,8 +36,8 @@ function setup(opts: { failures: number; key?: Buffer }) {
   };
   const lock = { tryLockOnce: async (id: Buffer) => (locks.push(id), 'acquired') } as unknown as NodeLock;
   const client = new RejoinClient(
-    { dialer, metadata, lock, measurementSalt: salt, logger, disk: { uuid: async () => 'abcd-uuid', testPassphrase: async (p) => Buffer.from(p).equals(diskKey) } },
-    { backoff: new Backoff(1, 2, 1) },
+    { dialer, probe: { reachable: async () => true }, metadata, lock, measurementSalt: salt, logger, disk: { uuid: async () => 'abcd-uuid', testPassphrase: async (p) => Buffer.from(p).equals(diskKey) } },
+    { backoff: new Backoff(1, 2, 1), reachable: { intervalMs: 1, relistMs: 0 } },
   );
   return { client, calls, locks };
 }

@@ -7,6 +7,7 @@ import { Backoff, sleep } from './backoff.js';
 import { joinServiceEndpoints } from './endpoints.js';
 import { JoinClientError } from './join-client.js';
 import type { JoinServiceDialer } from './ports.js';
+import { waitForReachable, type ReachableOptions, type ReadinessProbe } from './readiness-probe.js';
 
 /** The state disk as the rejoin needs it: its UUID and a check that a key opens it. */
 export interface RejoinDisk {
@@ -17,6 +18,8 @@ export interface RejoinDisk {
 /** Everything the rejoin is built from. */
 export interface RejoinDeps {
   dialer: JoinServiceDialer;
+  /** Whether a joinservice listens (instead of sleeping blindly until one does). */
+  probe: ReadinessProbe;
   metadata: MetadataProvider;
   disk: RejoinDisk;
   lock: NodeLock;
@@ -36,7 +39,7 @@ export class RejoinClient {
 
   constructor(
     private readonly deps: RejoinDeps,
-    private readonly options: { joinServicePort?: number; rpcTimeoutMs?: number; backoff?: Backoff; selfIp?: string } = {},
+    private readonly options: { joinServicePort?: number; rpcTimeoutMs?: number; backoff?: Backoff; selfIp?: string; reachable?: ReachableOptions } = {},
   ) {}
 
   stop(): void {
@@ -50,9 +53,11 @@ export class RejoinClient {
     });
     const backoff = this.options.backoff ?? new Backoff();
     const signal = this.#stop.signal;
+    const list = () => joinServiceEndpoints(d.metadata, this.options.joinServicePort ?? 30090, d.logger, { signal, ...(this.options.selfIp ? { exclude: this.options.selfIp } : {}) });
     for (;;) {
-      if (signal.aborted) return 'stopped';
-      const endpoints = await joinServiceEndpoints(d.metadata, this.options.joinServicePort ?? 30090, d.logger, { signal, ...(this.options.selfIp ? { exclude: this.options.selfIp } : {}) });
+      // Probe (cheap, jittered) until a joinservice listens; back off only after one answered without a ticket.
+      const endpoints = await waitForReachable(list, d.probe, signal, this.options.reachable);
+      if (!endpoints) return 'stopped';
       for (const endpoint of endpoints) {
         const joinId = randomUUID();
         try {

@@ -29,9 +29,13 @@ describe('SharedTpm on swtpm', { skip }, () => {
       const flushed: number[] = [];
       const shared = new SharedTpm(`unix:${tpm.socketPath}`, (n) => flushed.push(n));
       try {
-        const doc = await new QemuVtpmIssuer(shared.open).issue(Buffer.alloc(32, 1), Buffer.alloc(32, 2));
+        const issuer = new QemuVtpmIssuer(shared.open);
+        const doc = await issuer.issue(Buffer.alloc(32, 1), Buffer.alloc(32, 2));
         assert.ok(doc.length > 0);
         assert.deepEqual(flushed, [leftovers.length]);
+        // Only the attestation key the issuer keeps for its next quotes is loaded.
+        assert.equal((await (await shared.open()).listHandles(TPM_HT.TRANSIENT << 24)).length, 1);
+        await issuer.releaseAttestationKeys();
         assert.deepEqual(await (await shared.open()).listHandles(TPM_HT.TRANSIENT << 24), []);
       } finally {
         await shared.close();

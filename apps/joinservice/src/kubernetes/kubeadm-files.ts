@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { CertSansSource, ControlPlaneFiles } from '../ticket/ports.js';
+import { ReloadingFile } from './reloading-file.js';
 
 /** The control-plane PKI files handed to joining control planes (SPEC.md §9.4), relative to pki/. */
 export const CONTROL_PLANE_FILES = ['ca.key', 'sa.key', 'front-proxy-ca.key', 'etcd/ca.key', 'ca.crt', 'sa.pub', 'front-proxy-ca.crt', 'etcd/ca.crt'] as const;
@@ -24,16 +25,28 @@ export class ControlPlaneFilesReader implements ControlPlaneFiles {
   }
 }
 
-/** `apiServer.certSANs` of the kubeadm ClusterConfiguration (mounted from the kubeadm-config ConfigMap). */
+/** `apiServer.certSANs` from a kubeadm ClusterConfiguration YAML document. */
+export function certSansFromClusterConfiguration(yaml: string): string[] {
+  const doc = parse(yaml) as { apiServer?: { certSANs?: unknown } } | null;
+  const sans = doc?.apiServer?.certSANs;
+  if (sans === undefined || sans === null) return [];
+  if (!Array.isArray(sans)) throw new Error('apiServer.certSANs is not a list');
+  return sans.map((s) => (typeof s === 'string' ? s : ''));
+}
+
+/**
+ * `apiServer.certSANs` of the kubeadm ClusterConfiguration (mounted from the kubeadm-config
+ * ConfigMap), parsed once and re-read only when the file changes.
+ */
 export class ClusterConfigurationSans implements CertSansSource {
-  constructor(private readonly path = '/var/kubeadm-config/ClusterConfiguration') {}
+  readonly #file: ReloadingFile<string[]>;
+
+  constructor(path = '/var/kubeadm-config/ClusterConfiguration', recheckMs?: number) {
+    this.#file = new ReloadingFile(path, certSansFromClusterConfiguration, recheckMs);
+  }
 
   async certSans(): Promise<string[]> {
-    const doc = parse(await readFile(this.path, 'utf8')) as { apiServer?: { certSANs?: unknown } } | null;
-    const sans = doc?.apiServer?.certSANs;
-    if (sans === undefined || sans === null) return [];
-    if (!Array.isArray(sans)) throw new Error('apiServer.certSANs is not a list');
-    return sans.map((s) => (typeof s === 'string' ? s : ''));
+    return [...(await this.#file.get())];
   }
 }
 

@@ -32,8 +32,8 @@ describe('KubeletCa (SPEC.md §9.5)', () => {
       const ca = opensslCa(caKind);
       const now = new Date(Math.floor(Date.now() / 1000) * 1000);
       const kca = await KubeletCa.fromPem(ca.certPem, ca.keyPem, () => now);
-      const csr = opensslCsr(`w-${caKind}`, '/O=system:nodes/CN=system:node:worker-1', { ip: '10.0.0.5' });
-      assert.equal(kca.nodeNameFromCsr(csr), 'worker-1');
+      const csr = kca.parseCsr(opensslCsr(`w-${caKind}`, '/O=system:nodes/CN=system:node:worker-1', { ip: '10.0.0.5' }));
+      assert.equal(csr.nodeName, 'worker-1');
       const pem = (await kca.sign(csr)).toString();
       writeFileSync(join(dir, `w-${caKind}.crt`), pem);
       assert.match(openssl('verify', '-CAfile', `ca-${caKind}.crt`, `w-${caKind}.crt`), /OK/);
@@ -48,6 +48,24 @@ describe('KubeletCa (SPEC.md §9.5)', () => {
       assert.equal(new Date(cert.validFrom).getTime(), now.getTime() - 2 * 3600_000);
       assert.equal(new Date(cert.validTo).getTime(), now.getTime() + 365 * 24 * 3600_000);
       assert.ok(BigInt(`0x${cert.serialNumber}`) < 2n ** 128n);
+    });
+  }
+
+  // The certificate is written as DER by hand: openssl must read every SAN form back as it was asked for.
+  const sanCases: Array<[string, string, RegExp]> = [
+    ['IPv4', '192.0.2.1', /IP Address:192\.0\.2\.1(,|\n)/],
+    ['IPv6 with ::', '2001:db8::7', /IP Address:2001:DB8:0:0:0:0:0:7/i],
+    ['IPv6 loopback', '::1', /IP Address:0:0:0:0:0:0:0:1/],
+    ['IPv4-mapped IPv6', '::ffff:192.0.2.9', /IP Address:0:0:0:0:0:FFFF:C000:209/i],
+  ];
+  for (const [name, ip, expected] of sanCases) {
+    it(`writes an ${name} SAN that openssl reads back (${ip})`, async () => {
+      const ca = opensslCa('ec');
+      const kca = await KubeletCa.fromPem(ca.certPem, ca.keyPem);
+      const file = `san-${name.replace(/\W/g, '')}`;
+      writeFileSync(join(dir, `${file}.crt`), await kca.sign(kca.parseCsr(opensslCsr(file, '/O=system:nodes/CN=system:node:n', { ip }))));
+      assert.match(openssl('verify', '-CAfile', 'ca-ec.crt', `${file}.crt`), /OK/);
+      assert.match(openssl('x509', '-in', `${file}.crt`, '-noout', '-ext', 'subjectAltName'), expected);
     });
   }
 

@@ -1,13 +1,11 @@
 import { createPublicKey, verify as verifySignature, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AsnConvert } from '@peculiar/asn1-schema';
-import { CertificationRequest } from '@peculiar/asn1-csr';
-import { Extensions, id_ce_subjectAltName, Name as AsnName, SubjectAlternativeName } from '@peculiar/asn1-x509';
 import { AsterismError } from '@asterism/errors';
 import { KubeletCertificateAuthority, KubeletCertificateError } from '@asterism/k8s';
-import type { KubeletCertSigner } from '../ticket/ports.js';
+import type { KubeletCertSigner, ParsedKubeletCsr } from '../ticket/ports.js';
 import type { CsrValidator } from '../ticket/request-validation.js';
+import { parseCsrDer, type CsrFields } from './csr-der.js';
 
 /** Why a kubelet CSR or the CA files were refused. */
 export class KubeletCaError extends AsterismError<'CSR_INVALID' | 'CA_INVALID'> {}
@@ -16,7 +14,6 @@ const NODE_PREFIX = 'system:node:';
 const NODES_GROUP = 'system:nodes';
 const OID_CN = '2.5.4.3';
 const OID_O = '2.5.4.10';
-const OID_EXTENSION_REQUEST = '1.2.840.113549.1.9.14';
 
 /** Signature algorithms we accept on CSRs, with the hash node:crypto needs. */
 const SIGNATURE_HASH: Record<string, string | null> = {
@@ -30,66 +27,50 @@ const SIGNATURE_HASH: Record<string, string | null> = {
 };
 
 /** A parsed, signature-checked kubelet CSR. */
-export interface KubeletCsr {
-  nodeName: string;
-  subjectDer: ArrayBuffer;
-  publicKey: KeyObject;
-  ips: string[];
-}
+export type KubeletCsr = ParsedKubeletCsr;
 
-function attributeValues(name: AsnName, oid: string): string[] {
-  return name.flatMap((rdn) => rdn.filter((a) => a.type === oid).map((a) => a.value.toString()));
+function attributeValues(subject: CsrFields['subject'], oid: string): string[] {
+  return subject.filter((a) => a.oid === oid).map((a) => a.value);
 }
 
 /**
  * Parses a DER CSR and applies the reference's checks (SPEC.md §9.5): valid self-signature,
  * exactly one Organization `system:nodes`, CN `system:node:<name>` with a non-empty name.
- * Synchronous (node:crypto), so it can run in request validation before any key is fetched.
+ * Synchronous (node:crypto), so it can run in request validation before any key is fetched. The
+ * DER is read in place (csr-der.ts): the signature is checked over the bytes as received, and the
+ * subject and key are handed on without re-encoding.
  */
 export function parseKubeletCsr(der: Uint8Array): KubeletCsr {
-  let csr: CertificationRequest;
+  let csr: CsrFields;
   try {
-    csr = AsnConvert.parse(Buffer.from(der), CertificationRequest);
+    csr = parseCsrDer(Buffer.from(der));
   } catch (err) {
     throw new KubeletCaError('CSR_INVALID', `not a DER PKCS#10 certificate request: ${(err as Error).message}`);
   }
-  const info = csr.certificationRequestInfo;
   let publicKey: KeyObject;
   try {
-    publicKey = createPublicKey({ key: Buffer.from(AsnConvert.serialize(info.subjectPKInfo)), format: 'der', type: 'spki' });
+    publicKey = createPublicKey({ key: csr.spkiRaw, format: 'der', type: 'spki' });
   } catch (err) {
     throw new KubeletCaError('CSR_INVALID', `unsupported public key: ${(err as Error).message}`);
   }
-  const algOid = csr.signatureAlgorithm.algorithm;
+  const algOid = csr.signatureAlgorithm;
   if (!(algOid in SIGNATURE_HASH)) throw new KubeletCaError('CSR_INVALID', `unsupported signature algorithm ${algOid}`);
-  const signed = Buffer.from(AsnConvert.serialize(info));
   let ok = false;
   try {
-    ok = verifySignature(SIGNATURE_HASH[algOid] ?? null, signed, publicKey, Buffer.from(csr.signature));
+    ok = verifySignature(SIGNATURE_HASH[algOid] ?? null, csr.infoRaw, publicKey, csr.signature);
   } catch {
     ok = false;
   }
   if (!ok) throw new KubeletCaError('CSR_INVALID', 'CSR signature does not verify with its public key');
-  const orgs = attributeValues(info.subject, OID_O);
+  const orgs = attributeValues(csr.subject, OID_O);
   if (orgs.length !== 1 || orgs[0] !== NODES_GROUP) throw new KubeletCaError('CSR_INVALID', `CSR organization must be exactly ["${NODES_GROUP}"], got ${JSON.stringify(orgs)}`);
-  const cns = attributeValues(info.subject, OID_CN);
+  const cns = attributeValues(csr.subject, OID_CN);
   const cn = cns[0] ?? '';
   if (cns.length !== 1 || !cn.startsWith(NODE_PREFIX) || cn.length === NODE_PREFIX.length) {
     throw new KubeletCaError('CSR_INVALID', `CSR common name must be "${NODE_PREFIX}<node name>", got ${JSON.stringify(cn.slice(0, 80))}`);
   }
-  const ips: string[] = [];
-  for (const attr of info.attributes) {
-    if (attr.type !== OID_EXTENSION_REQUEST) continue;
-    for (const value of attr.values) {
-      const exts = AsnConvert.parse(value, Extensions);
-      for (const ext of exts) {
-        if (ext.extnID !== id_ce_subjectAltName) continue;
-        const san = AsnConvert.parse(ext.extnValue, SubjectAlternativeName);
-        for (const gn of san) if (gn.iPAddress) ips.push(gn.iPAddress);
-      }
-    }
-  }
-  return { nodeName: cn.slice(NODE_PREFIX.length), subjectDer: AsnConvert.serialize(info.subject), publicKey, ips };
+  const subjectDer = new Uint8Array(csr.subjectRaw).buffer;
+  return { nodeName: cn.slice(NODE_PREFIX.length), subjectDer, publicKey, spkiDer: csr.spkiRaw, ips: csr.ips };
 }
 
 /**
@@ -117,12 +98,13 @@ export class KubeletCa implements KubeletCertSigner, CsrValidator {
     }
   }
 
-  nodeNameFromCsr(csrDer: Uint8Array): string {
-    return parseKubeletCsr(csrDer).nodeName;
+  /** Parses and checks the CSR once, at request validation. */
+  parseCsr(csrDer: Uint8Array): KubeletCsr {
+    return parseKubeletCsr(csrDer);
   }
 
-  async sign(csrDer: Uint8Array): Promise<Buffer> {
-    const csr = parseKubeletCsr(csrDer);
+  /** Signs an already parsed CSR (from {@link parseCsr}): no second parse. */
+  async sign(csr: KubeletCsr): Promise<Buffer> {
     try {
       return await this.authority.issue(csr);
     } catch (err) {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseAuthorizedKeyLine, parseSshCertificate, sshCaFromSeed } from '@asterism/crypto';
+import { parseAuthorizedKeyLine, parseSshCertificate, parseSshPublicKey, sshCaFromSeed } from '@asterism/crypto';
 import { EmergencySshCa } from './emergency-ssh-ca.js';
 
 describe('EmergencySshCa', () => {
   const seed = Buffer.alloc(32, 7);
-  const host = sshCaFromSeed(Buffer.alloc(32, 8)).publicWire;
+  const host = parseSshPublicKey(sshCaFromSeed(Buffer.alloc(32, 8)).publicWire);
 
   it('returns the CA and a verifying host certificate as authorized_keys lines', async () => {
     const { caPublicKey, certificate } = await new EmergencySshCa().sign(seed, host, ['10.0.0.2', 'w']);
@@ -16,10 +16,27 @@ describe('EmergencySshCa', () => {
     assert.equal(cert.keyId, '10.0.0.2');
   });
 
+  it('keeps the CA for an unchanged seed and rebuilds it when the seed changes', async () => {
+    const ca = new EmergencySshCa();
+    const cases: Array<[string, Buffer]> = [
+      ['first seed', seed],
+      ['same seed again (cached CA)', Buffer.from(seed)],
+      ['a different seed', Buffer.alloc(32, 9)],
+      ['the first seed once more', seed],
+    ];
+    for (const [name, s] of cases) {
+      const { caPublicKey, certificate } = await ca.sign(s, host, ['n']);
+      assert.deepEqual(parseAuthorizedKeyLine(caPublicKey.toString()), sshCaFromSeed(s).publicWire, name);
+      const cert = parseSshCertificate(parseAuthorizedKeyLine(certificate.toString()));
+      assert.ok(cert.signatureValid, name);
+      assert.deepEqual(cert.caKeyWire, sshCaFromSeed(s).publicWire, name);
+    }
+  });
+
   it('validates host keys and refuses short seeds', async () => {
     const ca = new EmergencySshCa();
-    assert.doesNotThrow(() => ca.assertValidPublicKey(host));
-    assert.throws(() => ca.assertValidPublicKey(Buffer.from('junk')), /SSH public key/);
+    assert.deepEqual(ca.parsePublicKey(host.wire).wire, host.wire);
+    assert.throws(() => ca.parsePublicKey(Buffer.from('junk')), /SSH public key/);
     await assert.rejects(ca.sign(Buffer.alloc(31), host, ['a']), /need 32/);
   });
 });

@@ -1,19 +1,30 @@
-import { authorizedKeyLine, parseSshPublicKey, signHostCertificate, sshCaFromSeed } from '@asterism/crypto';
+import { authorizedKeyLine, parseSshPublicKey, signHostCertificate, sshCaFromSeed, type SshPublicKey, type SshSigner } from '@asterism/crypto';
 import type { SshHostCertSigner } from '../ticket/ports.js';
 import type { HostKeyValidator } from '../ticket/request-validation.js';
 
 /**
  * The emergency SSH CA of join tickets (SPEC.md §9.2 steps 3-6): the CA from the keyservice seed
  * signs a host certificate for the node's host key. Both are returned as authorized_keys lines.
+ * The CA key derived from the seed is kept while the seed stays the same (it is derived from the
+ * master secret, so it normally never changes): no key derivation per ticket.
  */
 export class EmergencySshCa implements SshHostCertSigner, HostKeyValidator {
-  async sign(seed: Buffer, hostPublicKey: Uint8Array, principals: string[]): Promise<{ caPublicKey: Buffer; certificate: Buffer }> {
-    const ca = sshCaFromSeed(seed);
-    const cert = signHostCertificate({ ca, hostKeyWire: hostPublicKey, principals });
-    return { caPublicKey: Buffer.from(authorizedKeyLine(ca.publicWire)), certificate: Buffer.from(authorizedKeyLine(cert)) };
+  #ca: { seed: Buffer; signer: SshSigner; publicLine: Buffer } | undefined;
+
+  async sign(seed: Buffer, hostKey: SshPublicKey, principals: string[]): Promise<{ caPublicKey: Buffer; certificate: Buffer }> {
+    const ca = this.#caFor(seed);
+    const cert = signHostCertificate({ ca: ca.signer, hostKeyWire: hostKey, principals });
+    return { caPublicKey: ca.publicLine, certificate: Buffer.from(authorizedKeyLine(cert)) };
   }
 
-  assertValidPublicKey(wire: Uint8Array): void {
-    parseSshPublicKey(wire);
+  parsePublicKey(wire: Uint8Array): SshPublicKey {
+    return parseSshPublicKey(wire);
+  }
+
+  #caFor(seed: Buffer): { seed: Buffer; signer: SshSigner; publicLine: Buffer } {
+    if (this.#ca?.seed.equals(seed)) return this.#ca;
+    const signer = sshCaFromSeed(seed);
+    this.#ca = { seed: Buffer.from(seed), signer, publicLine: Buffer.from(authorizedKeyLine(signer.publicWire)) };
+    return this.#ca;
   }
 }

@@ -2,6 +2,8 @@
  * What the ticket issuer needs from the outside world, declared here by the consumer and
  * injected through the constructor (tests pass stubs; main wires the real implementations).
  */
+import type { SshPublicKey } from '@asterism/crypto';
+import type { KubeletCertificateSubject } from '@asterism/k8s';
 import type { components } from '@asterism/proto';
 
 /** Keyservice access: `GetDataKey(id, length)` (ids without the `key-` prefix). */
@@ -28,10 +30,18 @@ export interface ComponentsSource {
   components(configMapName: string): Promise<components.Component[]>;
 }
 
+/**
+ * A kubelet CSR parsed and checked once, at request validation: the node name plus what its
+ * certificate is issued for (subject, key, IP SANs). The signer gets this object, not the DER.
+ */
+export interface ParsedKubeletCsr extends KubeletCertificateSubject {
+  nodeName: string;
+}
+
 /** Signs kubelet client certificates from CSRs (the cluster CA). */
 export interface KubeletCertSigner {
-  /** Returns the PEM certificate for a validated DER CSR. */
-  sign(csrDer: Uint8Array): Promise<Buffer>;
+  /** Returns the PEM certificate for a validated CSR. */
+  sign(csr: ParsedKubeletCsr): Promise<Buffer>;
 }
 
 /** Reads the control-plane PKI files handed to joining control-plane nodes. */
@@ -52,8 +62,8 @@ export interface CertSansSource {
 /** The emergency SSH CA: signs host certificates. */
 export interface SshHostCertSigner {
   /**
-   * Builds the CA from `seed` and signs a host certificate for `hostPublicKey` (SSH wire format).
+   * Builds the CA from `seed` and signs a host certificate for the validated `hostKey`.
    * Returns authorized_keys lines of the CA public key and of the certificate.
    */
-  sign(seed: Buffer, hostPublicKey: Uint8Array, principals: string[]): Promise<{ caPublicKey: Buffer; certificate: Buffer }>;
+  sign(seed: Buffer, hostKey: SshPublicKey, principals: string[]): Promise<{ caPublicKey: Buffer; certificate: Buffer }>;
 }

@@ -1,6 +1,8 @@
 import { k8sCompliantHostname } from '@asterism/k8s';
+import type { SshPublicKey } from '@asterism/crypto';
 import type { join } from '@asterism/proto';
 import { JoinError } from './errors.js';
+import type { ParsedKubeletCsr } from './ports.js';
 
 /** LUKS UUIDs as cryptsetup prints them. */
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -9,14 +11,14 @@ export const MAX_PRINCIPAL_LENGTH = 255;
 export const MAX_CSR_BYTES = 16 * 1024;
 export const MAX_HOST_KEY_BYTES = 4 * 1024;
 
-/** Parses and checks a kubelet CSR; returns the node name from `CN=system:node:<name>`. */
+/** Parses and checks a kubelet CSR (node name from `CN=system:node:<name>`); throws on bad input. */
 export interface CsrValidator {
-  nodeNameFromCsr(csrDer: Uint8Array): string;
+  parseCsr(csrDer: Uint8Array): ParsedKubeletCsr;
 }
 
-/** Checks an SSH wire-format public key. */
+/** Parses and checks an SSH wire-format public key; throws on bad input. */
 export interface HostKeyValidator {
-  assertValidPublicKey(wire: Uint8Array): void;
+  parsePublicKey(wire: Uint8Array): SshPublicKey;
 }
 
 function invalid(message: string, field: string): JoinError {
@@ -41,10 +43,12 @@ export function validateDiskUuid(diskUuid: string): void {
 /** The parts of a join request that passed validation. */
 export interface ValidatedJoinRequest {
   diskUuid: string;
-  csrDer: Buffer;
+  /** Parsed once here and handed to the kubelet CA as is. */
+  csr: ParsedKubeletCsr;
   nodeName: string;
   isControlPlane: boolean;
-  hostPublicKey: Buffer;
+  /** Parsed once here and handed to the SSH CA as is. */
+  hostKey: SshPublicKey;
   principals: string[];
 }
 
@@ -56,12 +60,13 @@ export function validateJoinRequest(req: join.IssueJoinTicketRequest, csr: CsrVa
   validateDiskUuid(req.diskUuid);
   if (req.certificateRequest.length === 0) throw invalid('certificate_request is empty', 'certificate_request');
   if (req.certificateRequest.length > MAX_CSR_BYTES) throw invalid(`certificate_request is larger than ${MAX_CSR_BYTES} bytes`, 'certificate_request');
-  let nodeName: string;
+  let parsedCsr: ParsedKubeletCsr;
   try {
-    nodeName = csr.nodeNameFromCsr(req.certificateRequest);
+    parsedCsr = csr.parseCsr(req.certificateRequest);
   } catch (err) {
     throw new JoinError('INVALID_REQUEST', `certificate_request: ${(err as Error).message}`, { details: { field: 'certificate_request' }, cause: err });
   }
+  const nodeName = parsedCsr.nodeName;
   // The name becomes a Kubernetes object name (JoiningNode) and the kubelet's identity: refuse
   // what Kubernetes would refuse, before keys, tokens or certificates exist (issue 15).
   try {
@@ -74,8 +79,9 @@ export function validateJoinRequest(req: join.IssueJoinTicketRequest, csr: CsrVa
   }
   if (req.hostPublicKey.length === 0) throw invalid('host_public_key is empty', 'host_public_key');
   if (req.hostPublicKey.length > MAX_HOST_KEY_BYTES) throw invalid(`host_public_key is larger than ${MAX_HOST_KEY_BYTES} bytes`, 'host_public_key');
+  let hostKey: SshPublicKey;
   try {
-    hostKeys.assertValidPublicKey(req.hostPublicKey);
+    hostKey = hostKeys.parsePublicKey(req.hostPublicKey);
   } catch (err) {
     throw new JoinError('INVALID_REQUEST', `host_public_key: ${(err as Error).message}`, { details: { field: 'host_public_key' }, cause: err });
   }
@@ -87,10 +93,10 @@ export function validateJoinRequest(req: join.IssueJoinTicketRequest, csr: CsrVa
   }
   return {
     diskUuid: req.diskUuid,
-    csrDer: Buffer.from(req.certificateRequest),
+    csr: parsedCsr,
     nodeName,
     isControlPlane: req.isControlPlane,
-    hostPublicKey: Buffer.from(req.hostPublicKey),
+    hostKey,
     principals: [...req.hostCertificatePrincipals],
   };
 }

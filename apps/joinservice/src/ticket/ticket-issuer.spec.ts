@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { K8sError } from '@asterism/k8s';
 import { createNopLogger } from '@asterism/logger';
@@ -8,6 +9,7 @@ import type { TicketIssuerDeps } from './ticket-issuer.js';
 import { TicketIssuer } from './ticket-issuer.js';
 
 const UUID = '0a1b2c3d-0000-4000-8000-00000000000a';
+const STUB_KEY = generateKeyPairSync('ed25519').publicKey;
 
 /** Stubs keyed like the reference's TestIssueJoinTicket, recording every call. */
 function stubs(overrides: Partial<TicketIssuerDeps> = {}) {
@@ -39,8 +41,8 @@ function stubs(overrides: Partial<TicketIssuerDeps> = {}) {
       },
     },
     kubeletCa: {
-      async sign() {
-        calls.push('kubeletCert');
+      async sign(csr) {
+        calls.push(`kubeletCert:${csr.nodeName}`);
         return Buffer.from('040506', 'hex');
       },
     },
@@ -61,22 +63,23 @@ function stubs(overrides: Partial<TicketIssuerDeps> = {}) {
       },
     },
     sshCa: {
-      async sign(seed, _key, principals) {
-        calls.push(`ssh:${seed.length}:${principals.join(',')}`);
+      async sign(seed, key, principals) {
+        calls.push(`ssh:${seed.length}:${key.wire.toString()}:${principals.join(',')}`);
         if (seed.length < 32) throw new Error('seed too short');
         return { caPublicKey: Buffer.from('ssh-ed25519 CA\n'), certificate: Buffer.from('ssh-ed25519-cert-v01@openssh.com CERT\n') };
       },
     },
     csrValidator: {
-      nodeNameFromCsr(der) {
+      parseCsr(der) {
         const text = Buffer.from(der).toString();
         if (!text.startsWith('csr:')) throw new Error('CN must start with system:node:');
-        return text.slice(4);
+        return { nodeName: text.slice(4), subjectDer: new ArrayBuffer(0), publicKey: STUB_KEY, ips: [] };
       },
     },
     hostKeyValidator: {
-      assertValidPublicKey(wire) {
+      parsePublicKey(wire) {
         if (Buffer.from(wire).toString() !== 'ssh-key') throw new Error('not an SSH public key');
+        return { type: 'stub', wire: Buffer.from(wire), body: Buffer.alloc(0) };
       },
     },
     measurementSalt: Buffer.alloc(32, 2),
@@ -112,17 +115,20 @@ describe('TicketIssuer.issueJoinTicket', () => {
     assert.equal(res.kubernetesComponents.length, 1);
     assert.equal(res.authorizedCaPublicKey.toString(), 'ssh-ed25519 CA\n');
     assert.equal(res.hostCertificate.toString(), 'ssh-ed25519-cert-v01@openssh.com CERT\n');
-    assert.deepEqual(calls, [
-      'key:measurementSecret',
-      `key:${UUID}`,
-      'key:ca_emergency_ssh',
-      'ssh:32:10.0.0.5,node,*',
-      'token:900000',
-      'componentsRef',
+    // Independent steps run concurrently (any order); the JoiningNode record comes last.
+    assert.deepEqual([...calls].sort(), [
       'components:k8s-components-ref',
-      'kubeletCert',
+      'componentsRef',
       'joining:node:k8s-components-ref:false',
+      'key:0a1b2c3d-0000-4000-8000-00000000000a',
+      'key:ca_emergency_ssh',
+      'key:measurementSecret',
+      'kubeletCert:node',
+      'ssh:32:ssh-key:10.0.0.5,node,*',
+      'token:900000',
     ]);
+    assert.equal(calls.at(-1), 'joining:node:k8s-components-ref:false');
+    assert.ok(calls.indexOf('components:k8s-components-ref') > calls.indexOf('componentsRef'));
   });
 
   it('adds control-plane files for control planes', async () => {
@@ -135,7 +141,7 @@ describe('TicketIssuer.issueJoinTicket', () => {
   it('falls back to the peer address as principal when nothing else is known', async () => {
     const { deps, calls } = stubs({ certSans: { certSans: async () => Promise.reject(new Error('file missing')) } });
     await new TicketIssuer(deps).issueJoinTicket(request({ hostCertificatePrincipals: [] }), ctx);
-    assert.ok(calls.includes('ssh:32:192.0.2.9:50000'));
+    assert.ok(calls.includes('ssh:32:ssh-key:192.0.2.9:50000'));
   });
 
   // Malformed requests must never reach the keyservice or Kubernetes.
@@ -177,8 +183,25 @@ describe('TicketIssuer.issueJoinTicket', () => {
       const s = stubs();
       mutate(s);
       await assert.rejects(new TicketIssuer(s.deps).issueJoinTicket(request(), ctx), (e: unknown) => e instanceof JoinError && e.code === code && message.test(e.message));
+      assert.ok(!s.calls.some((c) => c.startsWith('joining:')), 'no JoiningNode record for a failed ticket');
     });
   }
+
+  it('runs the keyservice and Kubernetes steps concurrently, not one after another', async () => {
+    // The measurement secret is only answered once the token, the components reference and the
+    // kubelet certificate were requested: sequential steps would wait for it forever (deadline).
+    const s = stubs({ outboundTimeoutMs: 2000 });
+    const inner = s.deps.keys;
+    const others = ['token:900000', 'componentsRef', 'kubeletCert:node'];
+    s.deps.keys = {
+      async getDataKey(id, length, signal) {
+        if (id === 'measurementSecret') while (!others.every((c) => s.calls.includes(c))) await new Promise((r) => setTimeout(r, 1));
+        return inner.getDataKey(id, length, signal);
+      },
+    };
+    const res = await new TicketIssuer(s.deps).issueJoinTicket(request(), ctx);
+    assert.deepEqual(res.measurementSecret, Buffer.from('070809', 'hex'));
+  });
 
   it('maps a concurrent control-plane join to CONTROL_PLANE_JOIN_IN_PROGRESS', async () => {
     const s = stubs({ joiningNodes: { add: () => Promise.reject(new K8sError('CONTROL_PLANE_JOIN_IN_PROGRESS', 'maybe another node is already joining')) } });

@@ -13,6 +13,7 @@ import type {
   KubeletCertSigner,
   SshHostCertSigner,
 } from './ports.js';
+import type { IdentityBindingStage } from './identity-binding.js';
 import { validateDiskUuid, validateJoinRequest, type CsrValidator, type HostKeyValidator } from './request-validation.js';
 
 /** Lifetime of the bootstrap tokens in join tickets (SPEC.md §0.3). */
@@ -33,6 +34,8 @@ export interface TicketIssuerDeps {
   /** The measurement salt from `join-config` (raw bytes). */
   measurementSalt: Buffer;
   logger: Logger;
+  /** Strict identity binding (docs/adr/0008); absent = `--identity-binding=off` (the reference's behaviour). */
+  identity?: IdentityBindingStage;
   /** Deadline of each outbound call of a ticket (keyservice, Kubernetes API, signers). Default 10 s. */
   outboundTimeoutMs?: number;
 }
@@ -65,7 +68,7 @@ function step(code: 'KEYSERVICE_UNAVAILABLE' | 'KUBERNETES_UNAVAILABLE' | 'INTER
 
 /**
  * Issues join and rejoin tickets (SPEC.md §9.2, §9.3). Requests are validated completely before
- * any key is fetched; then the reference's steps run in its order.
+ * any key is fetched; then independent steps run concurrently.
  */
 export class TicketIssuer {
   constructor(private readonly deps: TicketIssuerDeps) {}
@@ -102,53 +105,64 @@ export class TicketIssuer {
       });
   }
 
-  /** IssueJoinTicket. */
+  /**
+   * IssueJoinTicket. After validation the independent steps run concurrently (keyservice keys,
+   * certSANs, SSH certificate, bootstrap token, components, kubelet certificate, control-plane
+   * files); the JoiningNode record, the only step that must not happen for a failed ticket, runs
+   * last once everything else succeeded.
+   */
   async issueJoinTicket(req: join.IssueJoinTicketRequest, ctx: TicketContext): Promise<join.IssueJoinTicketResponse> {
     const d = this.deps;
     const log = d.logger.child({ joinId: ctx.joinId });
     const valid = validateJoinRequest(req, d.csrValidator, d.hostKeyValidator);
     log.info('issuing join ticket', { nodeName: valid.nodeName, isControlPlane: valid.isControlPlane, diskUuid: valid.diskUuid });
+    const identity = d.identity;
+    if (identity) await this.#out('KUBERNETES_UNAVAILABLE', 'checking the node identity binding', ctx, (sig) => identity.checkJoin(valid, ctx.peer, sig));
 
-    const measurementSecret = await this.#out('KEYSERVICE_UNAVAILABLE', 'getting measurement secret', ctx, (sig) => d.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig));
-    const stateDiskKey = await this.#out('KEYSERVICE_UNAVAILABLE', 'getting key for stateful disk', ctx, (sig) => d.keys.getDataKey(valid.diskUuid, STATE_DISK_KEY_LENGTH, sig));
-    const sshSeed = await this.#out('KEYSERVICE_UNAVAILABLE', 'getting emergency SSH CA seed material', ctx, (sig) => d.keys.getDataKey(SSH_CA_KEY_SUFFIX, 32, sig));
+    const measurementSecret = this.#out('KEYSERVICE_UNAVAILABLE', 'getting measurement secret', ctx, (sig) => d.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig));
+    const stateDiskKey = this.#out('KEYSERVICE_UNAVAILABLE', 'getting key for stateful disk', ctx, (sig) => d.keys.getDataKey(valid.diskUuid, STATE_DISK_KEY_LENGTH, sig));
+    const sshSeed = this.#out('KEYSERVICE_UNAVAILABLE', 'getting emergency SSH CA seed material', ctx, (sig) => d.keys.getDataKey(SSH_CA_KEY_SUFFIX, 32, sig));
+    const ssh = Promise.all([sshSeed, this.#principals(valid.principals, ctx, log)]).then(([seed, principals]) =>
+      this.#out('INTERNAL', 'generating and signing SSH host key', ctx, () => d.sshCa.sign(seed, valid.hostKey, principals)),
+    );
+    const token = this.#out('KUBERNETES_UNAVAILABLE', 'generating Kubernetes join arguments', ctx, () => d.tokens.createJoinToken(JOIN_TOKEN_TTL_MS));
+    const componentsRef = this.#out('KUBERNETES_UNAVAILABLE', 'getting components ConfigMap name', ctx, () => d.components.componentsReference());
+    const components = componentsRef.then((ref) => this.#out('KUBERNETES_UNAVAILABLE', 'getting components', ctx, () => d.components.components(ref)));
+    const kubeletCert = this.#out('INTERNAL', 'generating kubelet certificate', ctx, () => d.kubeletCa.sign(valid.csr));
+    const controlPlaneFiles = valid.isControlPlane ? this.#out('INTERNAL', 'loading control-plane certificates and keys', ctx, () => d.controlPlaneFiles.read()) : Promise.resolve([]);
+    const parts = await Promise.all([measurementSecret, stateDiskKey, ssh, token, componentsRef, components, kubeletCert, controlPlaneFiles]);
+    const [secret, diskKey, sshCert, joinToken, ref, comps, cert, cpFiles] = parts;
+    await this.#out('KUBERNETES_UNAVAILABLE', 'adding node to joining nodes', ctx, () =>
+      d.joiningNodes.add({ nodeName: valid.nodeName, componentsReference: ref, isControlPlane: valid.isControlPlane }),
+    );
 
-    let principals = [...valid.principals];
+    log.info('join ticket issued', { nodeName: valid.nodeName, isControlPlane: valid.isControlPlane, controlPlaneFiles: cpFiles.length });
+    return {
+      stateDiskKey: diskKey,
+      measurementSalt: d.measurementSalt,
+      measurementSecret: secret,
+      kubeletCert: cert,
+      apiServerEndpoint: joinToken.apiServerEndpoint,
+      token: joinToken.token,
+      discoveryTokenCaCertHash: joinToken.discoveryTokenCaCertHash,
+      controlPlaneFiles: cpFiles,
+      kubernetesVersion: '',
+      kubernetesComponents: comps,
+      authorizedCaPublicKey: sshCert.caPublicKey,
+      hostCertificate: sshCert.certificate,
+    };
+  }
+
+  /** Requested principals + apiServer certSANs (a failed read only loses the SANs), deduplicated; the peer if none. */
+  async #principals(requested: string[], ctx: TicketContext, log: Logger): Promise<string[]> {
+    let principals = [...requested];
     try {
-      principals.push(...(await this.#out('INTERNAL', 'reading apiServer certSANs', ctx, () => d.certSans.certSans())));
+      principals.push(...(await this.#out('INTERNAL', 'reading apiServer certSANs', ctx, () => this.deps.certSans.certSans())));
     } catch (err) {
       log.warn('reading apiServer certSANs failed, using the requested principals only', { err });
     }
     principals = [...new Set(principals.filter((p) => p !== ''))];
-    if (principals.length === 0) principals = [ctx.peer || 'unknown'];
-
-    const ssh = await this.#out('INTERNAL', 'generating and signing SSH host key', ctx, () => d.sshCa.sign(sshSeed, valid.hostPublicKey, principals));
-    const token = await this.#out('KUBERNETES_UNAVAILABLE', 'generating Kubernetes join arguments', ctx, () => d.tokens.createJoinToken(JOIN_TOKEN_TTL_MS));
-    const componentsRef = await this.#out('KUBERNETES_UNAVAILABLE', 'getting components ConfigMap name', ctx, () => d.components.componentsReference());
-    const components = await this.#out('KUBERNETES_UNAVAILABLE', 'getting components', ctx, () => d.components.components(componentsRef));
-    const kubeletCert = await this.#out('INTERNAL', 'generating kubelet certificate', ctx, () => d.kubeletCa.sign(valid.csrDer));
-    const controlPlaneFiles = valid.isControlPlane
-      ? await this.#out('INTERNAL', 'loading control-plane certificates and keys', ctx, () => d.controlPlaneFiles.read())
-      : [];
-    await this.#out('KUBERNETES_UNAVAILABLE', 'adding node to joining nodes', ctx, () =>
-      d.joiningNodes.add({ nodeName: valid.nodeName, componentsReference: componentsRef, isControlPlane: valid.isControlPlane }),
-    );
-
-    log.info('join ticket issued', { nodeName: valid.nodeName, isControlPlane: valid.isControlPlane, controlPlaneFiles: controlPlaneFiles.length });
-    return {
-      stateDiskKey,
-      measurementSalt: d.measurementSalt,
-      measurementSecret,
-      kubeletCert,
-      apiServerEndpoint: token.apiServerEndpoint,
-      token: token.token,
-      discoveryTokenCaCertHash: token.discoveryTokenCaCertHash,
-      controlPlaneFiles,
-      kubernetesVersion: '',
-      kubernetesComponents: components,
-      authorizedCaPublicKey: ssh.caPublicKey,
-      hostCertificate: ssh.certificate,
-    };
+    return principals.length > 0 ? principals : [ctx.peer || 'unknown'];
   }
 
   /** IssueRejoinTicket: only the disk key and the measurement secret. */
@@ -156,8 +170,12 @@ export class TicketIssuer {
     const log = this.deps.logger.child({ joinId: ctx.joinId });
     validateDiskUuid(req.diskUuid);
     log.info('issuing rejoin ticket', { diskUuid: req.diskUuid });
-    const measurementSecret = await this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get measurement secret', ctx, (sig) => this.deps.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig));
-    const stateDiskKey = await this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get key for stateful disk', ctx, (sig) => this.deps.keys.getDataKey(req.diskUuid, STATE_DISK_KEY_LENGTH, sig));
+    const identity = this.deps.identity;
+    if (identity) await this.#out('KUBERNETES_UNAVAILABLE', 'checking the node identity binding', ctx, () => identity.checkRejoin(req.diskUuid, ctx.peer));
+    const [measurementSecret, stateDiskKey] = await Promise.all([
+      this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get measurement secret', ctx, (sig) => this.deps.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig)),
+      this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get key for stateful disk', ctx, (sig) => this.deps.keys.getDataKey(req.diskUuid, STATE_DISK_KEY_LENGTH, sig)),
+    ]);
     log.info('rejoin ticket issued');
     return { stateDiskKey, measurementSecret };
   }

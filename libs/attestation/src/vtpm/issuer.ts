@@ -1,6 +1,6 @@
 /**
  * The generic vTPM issuer (SPEC.md §5.2 "Issuer steps"): an attestation key from a go-tpm-tools
- * template, one quote per allocated PCR bank over PCRs 0-23 qualified by
+ * template (created once per TPM and kept loaded, ak-cache.ts), one quote per allocated PCR bank over PCRs 0-23 qualified by
  * tpmNonce = SHA256(instanceInfo || SHA256(userData || nonce)), the optional event log and the
  * variant's instance info, written as the Go-JSON document.
  */
@@ -10,6 +10,7 @@ import { AttestationError } from '../errors.js';
 import { makeExtraData, makeTpmNonce } from '../extra-data.js';
 import type { Issuer } from '../interfaces.js';
 import type { Variant } from '../variant.js';
+import { cachedTemplateAk, evictAk, isCachedAk, releaseCachedAks } from './ak-cache.js';
 import { encodeDocument, type TpmQuote } from './document.js';
 
 /** Opens (or hands out) the TPM for one issue call. */
@@ -64,10 +65,23 @@ export class VtpmIssuer implements Issuer {
     } catch (err) {
       throw fail('opening TPM', err);
     }
-    // Issuance is serialised per TPM (across issuers): each one loads a transient AK, and a TPM
-    // has only a few object slots (swtpm: 3).
+    return this.#queued(tpm, () => this.issueWith(tpm, userData, nonce, signal));
+  }
+
+  /**
+   * Flushes the attestation keys kept loaded on this issuer's TPM (shared with other issuers of
+   * the same TPM client; the next issue creates them again). Returns how many were flushed.
+   */
+  async releaseAttestationKeys(): Promise<number> {
+    const tpm = await this.options.openTpm();
+    return this.#queued(tpm, () => releaseCachedAks(tpm));
+  }
+
+  // Issuance is serialised per TPM (across issuers): AKs share a TPM with only a few object
+  // slots (swtpm: 3), and a cached AK must not be flushed while another issue quotes with it.
+  #queued<T>(tpm: TpmClient, fn: () => Promise<T>): Promise<T> {
     const previous = tpmQueues.get(tpm) ?? Promise.resolve();
-    const run = previous.then(() => this.issueWith(tpm, userData, nonce, signal));
+    const run = previous.then(fn);
     tpmQueues.set(tpm, run.catch(() => undefined));
     return run;
   }
@@ -76,12 +90,12 @@ export class VtpmIssuer implements Issuer {
     signal?.throwIfAborted();
     let ak: LoadedAttestationKey;
     try {
-      ak = this.options.loadAttestationKey
-        ? await this.options.loadAttestationKey(tpm)
-        : { ...(await tpm.createAttestationKey(this.options.akKind, this.options.akHierarchy ?? 'owner')), transient: true };
+      // A template AK is created once per TPM and kept (ak-cache.ts); loaded keys are the variant's business.
+      ak = this.options.loadAttestationKey ? await this.options.loadAttestationKey(tpm) : await cachedTemplateAk(tpm, this.options.akKind, this.options.akHierarchy ?? 'owner');
     } catch (err) {
       throw fail('loading attestation key', err);
     }
+    let ok = false;
     try {
       const extraData = makeExtraData(userData, nonce);
       let instanceInfo: Buffer | null;
@@ -101,13 +115,21 @@ export class VtpmIssuer implements Issuer {
       } catch (err) {
         throw fail('creating attestation', err);
       }
-      return encodeDocument({
+      const doc = encodeDocument({
         attestation: { akPub: ak.publicBytes, quotes, eventLog, instanceInfo: null, canonicalEventLog: Buffer.alloc(0), akCert: ak.cert ?? Buffer.alloc(0), intermediateCerts: [], teeAttestation: null },
         instanceInfo,
         userData: Buffer.from(userData),
       });
+      ok = true;
+      return doc;
     } finally {
-      if (ak.transient) await tpm.flushContext(ak.handle).catch(() => undefined);
+      // A cached AK stays loaded after a successful issue; after any failure it is flushed and
+      // dropped, like every other transient AK, so a broken issuance never leaks a TPM slot.
+      if (isCachedAk(tpm, ak)) {
+        if (!ok) await evictAk(tpm, ak);
+      } else if (ak.transient) {
+        await tpm.flushContext(ak.handle).catch(() => undefined);
+      }
     }
   }
 }

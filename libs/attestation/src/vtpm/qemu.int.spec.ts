@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { missingComponent } from '@asterism/testing';
-import { range, TPM_ALG, type TpmClient } from '@asterism/tpm';
+import { range, TPM_ALG, TPM_HT, type TpmClient } from '@asterism/tpm';
 import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT, type Swtpm } from '@asterism/tpm/testing';
 import { validatorFromConfigJson } from '../choose.js';
 import { AttestationError } from '../errors.js';
@@ -177,6 +177,50 @@ describe('qemu-vtpm issuer under concurrency', { skip }, () => {
       const nonces = Array.from({ length: 20 }, () => randomBytes(32));
       const docs = await Promise.all(nonces.map((n) => new QemuVtpmIssuer(() => tpm.client()).issue(USER_DATA, n)));
       for (const [i, doc] of docs.entries()) assert.deepEqual(Buffer.from(await validator.validate(doc, nonces[i]!)), USER_DATA);
+    } finally {
+      await tpm.stop();
+    }
+  });
+});
+
+describe('qemu-vtpm issuer attestation key reuse', { skip }, () => {
+  it('creates the AK once per TPM, recreates it when it was flushed, flushes it after a failure and on release', async () => {
+    const tpm = await startSwtpm();
+    try {
+      const c = await tpm.client();
+      let created = 0;
+      const create = c.createAttestationKey.bind(c);
+      c.createAttestationKey = (...args) => (created++, create(...args));
+      let failEventLog = false;
+      const issuer = new QemuVtpmIssuer(
+        () => tpm.client(),
+        async () => {
+          if (failEventLog) throw new Error('event log unreadable');
+          return Buffer.alloc(0);
+        },
+      );
+      const other = new QemuVtpmIssuer(() => tpm.client());
+      const validator = validatorFromConfigJson('{"measurements":{}}', 'qemu-vtpm');
+      const transient = async () => (await c.listHandles(TPM_HT.TRANSIENT << 24)).length;
+      // [name, action, issuer, issue should succeed, AKs created so far, transient objects after]
+      const steps: Array<[string, () => Promise<unknown>, QemuVtpmIssuer, boolean, number, number]> = [
+        ['first issue creates the AK', async () => undefined, issuer, true, 1, 1],
+        ['second issue reuses it', async () => undefined, issuer, true, 1, 1],
+        ['another issuer on the same TPM reuses it too', async () => undefined, other, true, 1, 1],
+        ['flushed behind our back: recreated', () => c.flushTransientObjects(), issuer, true, 2, 1],
+        ['a failing issue flushes it', async () => (failEventLog = true), issuer, false, 2, 0],
+        ['the next issue starts clean', async () => (failEventLog = false), issuer, true, 3, 1],
+      ];
+      for (const [name, act, iss, succeeds, wantCreated, wantTransient] of steps) {
+        await act();
+        const nonce = randomBytes(32);
+        if (succeeds) assert.deepEqual(Buffer.from(await validator.validate(await iss.issue(USER_DATA, nonce), nonce)), USER_DATA, name);
+        else await assert.rejects(iss.issue(USER_DATA, nonce), /event log unreadable/, name);
+        assert.equal(created, wantCreated, `${name}: AKs created`);
+        assert.equal(await transient(), wantTransient, `${name}: transient objects`);
+      }
+      assert.equal(await issuer.releaseAttestationKeys(), 1);
+      assert.equal(await transient(), 0, 'released');
     } finally {
       await tpm.stop();
     }

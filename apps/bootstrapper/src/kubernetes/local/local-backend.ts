@@ -113,6 +113,11 @@ export class LocalClusterInitializer implements ClusterInitializer {
     return Buffer.from(buildKubeconfig({ server: cp.server, caPem: cp.pki.ca.certPem, clusterName: req.clusterName, userName: `${req.clusterName}-admin`, clientCertPem: user.certPem, clientKeyPem: user.keyPem }));
   }
 
+  /** Whether this node runs the control plane and the cluster services (it initialised the cluster). */
+  get supervising(): boolean {
+    return this.#cp !== undefined;
+  }
+
   /** Stops the services and the control plane (node shutdown). */
   async stop(): Promise<void> {
     await this.o.services.stop();

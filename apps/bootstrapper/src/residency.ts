@@ -1,0 +1,30 @@
+import type { RunResult } from './run.js';
+
+/** What decides whether the bootstrapper process stays after bootstrapping. */
+export interface ResidencyFacts {
+  backend: 'kubeadm' | 'local';
+  result: RunResult;
+  /** The local backend's init node runs the control plane, keyservice and joinservice as children. */
+  supervisesControlPlane: boolean;
+  /** Local backend: the verification service port (0 = off); it stands in for the chart's per-node pod. */
+  verificationPort: number;
+}
+
+/** Why the process must stay, if it must. */
+export type ResidencyReason = 'control-plane services' | 'verification service';
+
+/**
+ * The bootstrapper stops once its node is bootstrapped (joined, rejoined, initialised), except
+ * where it supervises local services: on the local backend the init node's control plane and
+ * services are its children, and every node serves the verification service unless that is off.
+ * On the kubeadm backend the init system (systemd, or tools/local-cluster's node.sh) runs the
+ * kubelet and the cluster runs the services as pods, so the process always ends.
+ */
+export function residencyReason(f: ResidencyFacts): ResidencyReason | undefined {
+  if (f.result === 'stopped' || f.result === 'failed') return undefined;
+  // kubeadm: only an explicitly enabled verification service keeps the process (docs/adr/0028).
+  if (f.backend === 'kubeadm') return f.verificationPort !== 0 ? 'verification service' : undefined;
+  if (f.supervisesControlPlane) return 'control-plane services';
+  if (f.verificationPort !== 0) return 'verification service';
+  return undefined;
+}
