@@ -1,5 +1,4 @@
 import bcrypt from 'bcryptjs';
-import * as grpc from '@grpc/grpc-js';
 import { ClusterKms, dataKeyInfo, deriveClusterId, MEASUREMENT_SECRET_KEY_ID, SSH_CA_KEY_SUFFIX, stateDiskKeyId, STATE_DISK_KEY_LENGTH } from '@asterism/crypto';
 import type { Logger } from '@asterism/logger';
 import type { NodeLock } from '@asterism/nodelock';
@@ -11,7 +10,7 @@ import { InitFailure } from './init-failure.js';
 import { validateInitRequest } from './init-request.js';
 import type { ClusterInitializer, HostInfo, LogSource, SshSetup } from './ports.js';
 
-export { InitFailure } from './init-failure.js';
+export { InitFailure, type InitFailureCode } from './init-failure.js';
 
 /** Size of the log chunks streamed after a failure (SPEC.md §8.3). */
 export const LOG_CHUNK_SIZE = 1024;
@@ -59,7 +58,7 @@ export class InitFlow {
   async run(req: init.InitRequest, signal?: AbortSignal, hooks: InitHooks = {}): Promise<init.InitSuccessResponse> {
     const d = this.deps;
     if (req.initSecret.length > MAX_INIT_SECRET || !(await initSecretMatches(d.initSecretHash, req.initSecret))) {
-      throw new InitFailure(grpc.status.PERMISSION_DENIED, 'invalid init secret', false);
+      throw new InitFailure('INIT_SECRET_INVALID', 'invalid init secret');
     }
     hooks.onSecretVerified?.();
     // Everything checkable is checked before the first key derivation and the lock.
@@ -73,9 +72,9 @@ export class InitFlow {
     try {
       lock = await d.lock.tryLockOnce(clusterId, 'init');
     } catch (err) {
-      throw new InitFailure(grpc.status.INTERNAL, `locking node: ${(err as Error).message}`, true, { cause: err });
+      throw new InitFailure('LOCK_FAILED', `locking node: ${(err as Error).message}`, { cause: err });
     }
-    if (lock === 'already-locked') throw new InitFailure(grpc.status.FAILED_PRECONDITION, 'node is already being activated', false);
+    if (lock === 'already-locked') throw new InitFailure('ALREADY_ACTIVATING', 'node is already being activated');
     d.logger.info('node locked for init', { clusterId: clusterId.toString('hex') });
     d.onLocked();
 
@@ -86,7 +85,7 @@ export class InitFlow {
         d.logger.info('init step finished', { step: context, durationMs: Math.round(performance.now() - started) });
         return out;
       } catch (err) {
-        throw new InitFailure(grpc.status.INTERNAL, `${context}: ${(err as Error).message}`, true, { cause: err });
+        throw new InitFailure('STEP_FAILED', `${context}: ${(err as Error).message}`, { cause: err });
       }
     };
 

@@ -55,10 +55,11 @@ function step(code: 'KEYSERVICE_UNAVAILABLE' | 'KUBERNETES_UNAVAILABLE' | 'INTER
       throw new JoinError('CONTROL_PLANE_JOIN_IN_PROGRESS', `${context}: ${err.message}`, { cause: err });
     }
     const text = err instanceof Error ? err.message : String(err);
-    // The apiserver refusing an object built from the request is the request's fault; refusing
-    // our credentials is ours. Neither gets better by retrying, so neither is UNAVAILABLE.
+    // The apiserver refusing an object built from the request is the request's fault; the apiserver
+    // refusing our credentials, or the keyservice refusing a key request we built from a validated
+    // request, is ours. None gets better by retrying, so none is UNAVAILABLE.
     if (isAsterismError(err, 'K8S_INVALID', 'NODE_NAME_INVALID')) throw new JoinError('INVALID_REQUEST', `${context}: ${text}`, { cause: err });
-    if (isAsterismError(err, 'K8S_FORBIDDEN', 'K8S_CONFIG_INVALID')) throw new JoinError('INTERNAL', `${context}: ${text}`, { cause: err });
+    if (isAsterismError(err, 'K8S_FORBIDDEN', 'K8S_CONFIG_INVALID', 'KEYSERVICE_REJECTED')) throw new JoinError('INTERNAL', `${context}: ${text}`, { cause: err });
     throw new JoinError(code, `${context}: ${text}`, { cause: err });
   };
 }
