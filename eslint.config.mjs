@@ -52,6 +52,7 @@ export default [
       'libs/proto/**',
       'libs/service-runtime/**',
       'libs/logger/src/grpc-interceptor.ts',
+      'libs/logger/src/join-id.ts',
       'apps/*/src/main.ts',
       'apps/*/src/service.ts',
       'apps/bootstrapper/src/initserver/init-server.ts',

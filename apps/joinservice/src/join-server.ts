@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import type { Logger } from '@asterism/logger';
+import { JOIN_ID_METADATA, joinIdFrom, type Logger } from '@asterism/logger';
 import type { join } from '@asterism/proto';
 import type { JoinMetrics } from './metrics.js';
 import { toStatus, type PeerRateLimiter } from '@asterism/service-runtime';
@@ -15,15 +14,6 @@ const STATUS_OF: Record<JoinErrorCode, grpc.status> = {
   CONTROL_PLANE_JOIN_IN_PROGRESS: grpc.status.ABORTED,
   INTERNAL: grpc.status.INTERNAL,
 };
-
-/** Metadata key a client may use to carry its join id (our JoinClient sends one). */
-export const JOIN_ID_METADATA = 'x-join-id';
-
-/** Uses the client's join id when it is a sane token, else a fresh UUID. */
-export function joinIdFrom(metadata: grpc.Metadata): string {
-  const v = metadata.get(JOIN_ID_METADATA)[0];
-  return typeof v === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(v) ? v : randomUUID();
-}
 
 /** join.API over the ticket issuer: rate limiting, join ids, status mapping, metrics. */
 export class JoinServer {

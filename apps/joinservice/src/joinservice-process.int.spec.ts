@@ -15,6 +15,7 @@ import { DummyIssuer } from '@asterism/attestation';
 import { atlsChannelCredentials } from '@asterism/atls';
 import { deriveClusterId, parseAuthorizedKeyLine, parseSshCertificate } from '@asterism/crypto';
 import { UPDATE_GROUP, UPDATE_VERSION } from '@asterism/k8s';
+import { setJoinId } from '@asterism/logger';
 import { testenvUnavailable } from '@asterism/k8s-testenv';
 import { buildGoPeer, haveGo, runGoClient } from '@asterism/interop';
 import { join as joinApi } from '@asterism/proto';
@@ -132,13 +133,17 @@ describe('joinservice process against a real control plane and keyservice', { sk
     assert.equal(await keyserviceCalls(h.keyserviceMetrics), before + 3);
   });
 
-  it('logs every line of one join with its join id and never logs key material', async () => {
-    const md = new grpc.Metadata();
-    md.set('x-join-id', 'join-abc-123');
+  it('logs every line of one join with its join id, in the joinservice and the keyservice, and never logs key material', async () => {
+    const md = setJoinId(new grpc.Metadata(), 'join-abc-123');
     const { err, res } = await call<joinApi.IssueJoinTicketResponse>((cb) => client.issueJoinTicket(joinRequest(h.dir, 'worker-3'), md, cb));
     assert.equal(err, null);
     const lines = h.joinservice.jsonLogs().filter((l) => l.joinId === 'join-abc-123');
     assert.ok(lines.some((l) => l.msg === 'issuing join ticket') && lines.some((l) => l.msg === 'join ticket issued'));
+    assert.ok(lines.some((l) => l.msg === 'rpc finished' && l.method === '/join.API/IssueJoinTicket'), 'the call line carries the join id too');
+    // The joinservice forwards the id: the keyservice (at debug here) tags its lines of the three key derivations.
+    const keyLines = h.keyservice.jsonLogs().filter((l) => l.joinId === 'join-abc-123');
+    assert.equal(keyLines.filter((l) => l.msg === 'derived data key').length, 3, JSON.stringify(keyLines));
+    assert.equal(keyLines.filter((l) => l.msg === 'rpc finished' && l.method === '/kms.API/GetDataKey').length, 3);
     const all = [...h.joinservice.stderrLines, ...h.keyservice.stderrLines].join('\n');
     const secrets: NamedSecret[] = [
       { name: 'master secret', value: MASTER },

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { AsterismError } from '@asterism/errors';
+import { setJoinId } from '@asterism/logger';
 import { kms } from '@asterism/proto';
 import type { DataKeySource } from './ticket/ports.js';
 
@@ -25,11 +26,10 @@ export class KeyServiceClient implements DataKeySource {
     });
   }
 
-  /** Derives data key `id` (the keyservice prefixes `key-`). */
+  /** Derives data key `id` (the keyservice prefixes `key-`); `joinId` reaches the keyservice's log lines. */
   getDataKey(id: string, length: number, signal?: AbortSignal, joinId?: string): Promise<Buffer> {
     return new Promise((resolve, reject) => {
-      const md = new grpc.Metadata({ waitForReady: true });
-      if (joinId) md.set('x-join-id', joinId);
+      const md = setJoinId(new grpc.Metadata({ waitForReady: true }), joinId);
       const call = this.#client.getDataKey(
         { dataKeyId: id, length },
         md,

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { dataKeyInfo, HKDF_MAX_LENGTH } from '@asterism/crypto';
-import type { Logger } from '@asterism/logger';
+import { readJoinId, type Logger } from '@asterism/logger';
 import { AsterismError } from '@asterism/errors';
 import type { kms } from '@asterism/proto';
 import { toStatus } from '@asterism/service-runtime';
@@ -52,11 +52,14 @@ export class KeyServiceServer {
           validateRequest(call.request);
           const dataKey = this.deriver.getDek(dataKeyInfo(call.request.dataKeyId), call.request.length);
           // Guarded: building a log entry costs more than the derivation, even when it is dropped.
-          if (this.logger.isDebugEnabled()) this.logger.debug('derived data key', { dataKeyId: call.request.dataKeyId, length: call.request.length });
+          if (this.logger.isDebugEnabled()) {
+            this.logger.debug('derived data key', { joinId: readJoinId(call.metadata), dataKeyId: call.request.dataKeyId, length: call.request.length });
+          }
           callback(null, { dataKey });
         } catch (err) {
-          const status = toStatus(err, STATUS_OF);
-          if (status.internal) this.logger.error('deriving data key failed', { err, dataKeyId: call.request.dataKeyId });
+          const joinId = readJoinId(call.metadata);
+          const status = toStatus(err, STATUS_OF, { ref: joinId });
+          if (status.internal) this.logger.error('deriving data key failed', { joinId, err, dataKeyId: call.request.dataKeyId });
           callback(status);
         }
       },

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { AsterismError } from '@asterism/errors';
+import { statusName } from '@asterism/logger';
 
 /**
  * A service's answer table: domain error code -> gRPC status. Each server declares one next to its
@@ -44,10 +45,5 @@ export function toStatus(err: unknown, statusOf: StatusTable, options: ToStatusO
 
 /** Go's rendering of a gRPC status (`rpc error: code = NotFound desc = ...`), for wire fields that carry it as text. */
 export function goStatusText(code: grpc.status, details: string): string {
-  const name = (grpc.status[code] ?? 'Unknown')
-    .toLowerCase()
-    .split('_')
-    .map((p) => p[0]!.toUpperCase() + p.slice(1))
-    .join('');
-  return `rpc error: code = ${name} desc = ${details}`;
+  return `rpc error: code = ${statusName(code)} desc = ${details}`;
 }

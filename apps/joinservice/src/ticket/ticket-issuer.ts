@@ -110,9 +110,9 @@ export class TicketIssuer {
     const valid = validateJoinRequest(req, d.csrValidator, d.hostKeyValidator);
     log.info('issuing join ticket', { nodeName: valid.nodeName, isControlPlane: valid.isControlPlane, diskUuid: valid.diskUuid });
 
-    const measurementSecret = await this.#out('KEYSERVICE_UNAVAILABLE', 'getting measurement secret', ctx, (sig) => d.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig));
-    const stateDiskKey = await this.#out('KEYSERVICE_UNAVAILABLE', 'getting key for stateful disk', ctx, (sig) => d.keys.getDataKey(valid.diskUuid, STATE_DISK_KEY_LENGTH, sig));
-    const sshSeed = await this.#out('KEYSERVICE_UNAVAILABLE', 'getting emergency SSH CA seed material', ctx, (sig) => d.keys.getDataKey(SSH_CA_KEY_SUFFIX, 32, sig));
+    const measurementSecret = await this.#out('KEYSERVICE_UNAVAILABLE', 'getting measurement secret', ctx, (sig) => d.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig, ctx.joinId));
+    const stateDiskKey = await this.#out('KEYSERVICE_UNAVAILABLE', 'getting key for stateful disk', ctx, (sig) => d.keys.getDataKey(valid.diskUuid, STATE_DISK_KEY_LENGTH, sig, ctx.joinId));
+    const sshSeed = await this.#out('KEYSERVICE_UNAVAILABLE', 'getting emergency SSH CA seed material', ctx, (sig) => d.keys.getDataKey(SSH_CA_KEY_SUFFIX, 32, sig, ctx.joinId));
 
     let principals = [...valid.principals];
     try {
@@ -157,8 +157,8 @@ export class TicketIssuer {
     const log = this.deps.logger.child({ joinId: ctx.joinId });
     validateDiskUuid(req.diskUuid);
     log.info('issuing rejoin ticket', { diskUuid: req.diskUuid });
-    const measurementSecret = await this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get measurement secret', ctx, (sig) => this.deps.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig));
-    const stateDiskKey = await this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get key for stateful disk', ctx, (sig) => this.deps.keys.getDataKey(req.diskUuid, STATE_DISK_KEY_LENGTH, sig));
+    const measurementSecret = await this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get measurement secret', ctx, (sig) => this.deps.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig, ctx.joinId));
+    const stateDiskKey = await this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get key for stateful disk', ctx, (sig) => this.deps.keys.getDataKey(req.diskUuid, STATE_DISK_KEY_LENGTH, sig, ctx.joinId));
     log.info('rejoin ticket issued');
     return { stateDiskKey, measurementSecret };
   }
