@@ -1,15 +1,46 @@
 /**
- * Helpers for JSON written by Go's encoding/json: []byte is standard base64 (nil -> null) and
- * object keys match case-insensitively on decode (an exact match wins).
+ * Helpers for JSON written or read by Go's encoding/json: []byte is standard base64 (nil -> null),
+ * and object keys bind to struct fields case-insensitively. The one home of that key rule:
+ *
+ * Go (checked against go1.26's encoding/json) looks every key of the object up among the struct's
+ * fields, an exact name first, else a name equal under Unicode case folding (`bytes.EqualFold`:
+ * "nAme", "NAME", "na\u017fe" with a long s and "\u212aind" with a Kelvin sign all bind to Name /
+ * Kind). Each match assigns the field, in document order, so when several keys match one field the
+ * LAST one wins: `{"Name":"a","name":"b"}` decodes Name = "b". The exact-first preference only
+ * decides between two fields whose names fold to the same string; none of the shapes we decode has
+ * such fields, so for us a field's value is the last key that folds equal to its name.
  */
 import { AttestationError } from './errors.js';
 
-/** Looks up `name` in a decoded Go-JSON object: exact key first, then case-insensitive. */
+/** Go's name folding (upper(lower(rune)) per rune, simple mappings only), so equal folds = EqualFold. */
+export function goFoldName(name: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(name)) return name.toUpperCase();
+  let out = '';
+  for (const ch of name) {
+    const lower = ch.toLowerCase();
+    const l = [...lower].length === 1 ? lower : ch;
+    const upper = l.toUpperCase();
+    out += [...upper].length === 1 ? upper : l;
+  }
+  return out;
+}
+
+/**
+ * The value Go's decoder would store in struct field `name`: the last of `entries` whose key folds
+ * equal to `name` (see the module comment). `entries` are key-first tuples in document order, e.g.
+ * `Object.entries(obj)` or a token-preserving parser's members.
+ */
+export function goJsonField<V>(entries: Iterable<readonly [string, V, ...unknown[]]>, name: string): V | undefined {
+  const want = goFoldName(name);
+  let found: V | undefined;
+  for (const [k, v] of entries) if (goFoldName(k) === want) found = v;
+  return found;
+}
+
+/** {@link goJsonField} over a plain decoded object (JSON.parse keeps only the last of exact duplicates, as Go does). */
 export function goField(obj: Record<string, unknown>, name: string): unknown {
-  if (Object.hasOwn(obj, name)) return obj[name];
-  const lower = name.toLowerCase();
-  for (const k of Object.keys(obj)) if (k.toLowerCase() === lower) return obj[k];
-  return undefined;
+  return goJsonField(Object.entries(obj), name);
 }
 
 /** Decodes a Go []byte field: null/absent -> empty, otherwise strict standard base64. */
