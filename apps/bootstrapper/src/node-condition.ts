@@ -1,4 +1,5 @@
 import { access } from 'node:fs/promises';
+import { isMarkedValue } from '@asterism/nodelock';
 import type { NodeCondition } from './run.js';
 
 /** Reads the cluster-ID register (PCR 15 on a vTPM). */
@@ -19,7 +20,7 @@ export interface DiskTokenReader {
  */
 export async function detectNodeCondition(mark: MarkReader, disk: DiskTokenReader, nodeStatePath: string): Promise<NodeCondition> {
   const value = await mark.readMark();
-  if (value.some((b) => b !== 0)) return 'bootstrapped';
+  if (isMarkedValue(value)) return 'bootstrapped';
   let hasState = true;
   try {
     await access(nodeStatePath);

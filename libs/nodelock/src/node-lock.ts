@@ -46,3 +46,11 @@ export class NodeLock {
     return this.#owner;
   }
 }
+
+/**
+ * Whether a cluster-ID register value (PCR 15, RTMR2) says "marked in this boot": any non-zero
+ * byte. Registers start all zero at boot and only an extend changes them. The one home of that rule.
+ */
+export function isMarkedValue(value: Uint8Array): boolean {
+  return value.some((b) => b !== 0);
+}

@@ -1,5 +1,5 @@
 import { TPM_ALG, type TpmClient } from '@asterism/tpm';
-import type { NodeMarker } from './node-lock.js';
+import { isMarkedValue, type NodeMarker } from './node-lock.js';
 
 /** The PCR the reference extends with the cluster ID (SPEC.md §5.8). */
 export const CLUSTER_ID_PCR = 15;
@@ -17,9 +17,14 @@ export class TpmNodeMarker implements NodeMarker {
   }
 }
 
+/** The SHA-256 PCR 15 value (the cluster-ID register of a TPM node). */
+export async function readClusterIdPcr(tpm: TpmClient): Promise<Buffer> {
+  const value = (await tpm.pcrRead([CLUSTER_ID_PCR], TPM_ALG.SHA256)).get(CLUSTER_ID_PCR);
+  if (!value || value.length === 0) throw new Error('the TPM has no SHA-256 PCR 15');
+  return Buffer.from(value);
+}
+
 /** Whether the node is marked: its SHA-256 PCR 15 is not all zero (`IsNodeBootstrapped`). */
 export async function isNodeBootstrapped(tpm: TpmClient): Promise<boolean> {
-  const value = (await tpm.pcrRead([CLUSTER_ID_PCR], TPM_ALG.SHA256)).get(CLUSTER_ID_PCR);
-  if (!value || value.length === 0) throw new Error('cluster ID PCR does not exist');
-  return value.some((b) => b !== 0);
+  return isMarkedValue(await readClusterIdPcr(tpm));
 }

@@ -1,5 +1,5 @@
 import { hostname as osHostname, networkInterfaces } from 'node:os';
-import type { HostInfo } from '../initserver/ports.js';
+import type { HostInfo } from './ports.js';
 
 /** Addresses and hostname of this machine (SPEC.md §8.7: every non-loopback interface address). */
 export class OsHostInfo implements HostInfo {

@@ -8,7 +8,8 @@ import type { NodeFileWriter } from '../state/file-writer.js';
 import { writeNodeState } from '../state/node-state.js';
 import { InitFailure } from './init-failure.js';
 import { validateInitRequest } from './init-request.js';
-import type { ClusterInitializer, HostInfo, LogSource, SshSetup } from './ports.js';
+import type { HostInfo, LogSource } from '../host/ports.js';
+import type { ClusterInitializer, SshSetup } from './ports.js';
 
 export { InitFailure, type InitFailureCode } from './init-failure.js';
 

@@ -3,7 +3,7 @@ import type { Logger } from '@asterism/logger';
 import { init } from '@asterism/proto';
 import { goStatusText, PeerRateLimiter, toStatus, type RpcStatus } from '@asterism/service-runtime';
 import { chunkLogs, InitFailure, type InitFailureCode, type InitFlow } from './init-flow.js';
-import type { LogSource } from './ports.js';
+import type { LogSource } from '../host/ports.js';
 
 /** The InitServer's answer table; LOCK_FAILED and STEP_FAILED are this node's faults (Internal). */
 const STATUS_OF: Record<InitFailureCode, grpc.status> = {

@@ -30,15 +30,3 @@ export interface SshSetup {
    */
   install(seed: Buffer, principals: string[]): Promise<void>;
 }
-
-/** Facts about this host used as SSH principals. */
-export interface HostInfo {
-  /** Non-loopback interface addresses. */
-  addresses(): Promise<string[]>;
-  hostname(): Promise<string>;
-}
-
-/** The node's recent logs, streamed to the CLI when an init fails (the reference used journalctl). */
-export interface LogSource {
-  read(): AsyncIterable<Buffer>;
-}

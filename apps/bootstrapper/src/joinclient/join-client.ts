@@ -6,21 +6,13 @@ import type { MetadataProvider, Role } from '@asterism/metadata';
 import type { NodeLock } from '@asterism/nodelock';
 import type { join } from '@asterism/proto';
 import type { StateDisk } from '../disk/state-disk.js';
-import type { HostInfo } from '../initserver/ports.js';
+import type { HostInfo } from '../host/ports.js';
 import type { NodeFileWriter } from '../state/file-writer.js';
+import { NODE_PATHS } from '../state/node-paths.js';
 import { writeNodeState } from '../state/node-state.js';
 import { Backoff, sleep } from './backoff.js';
 import { joinServiceEndpoints } from './endpoints.js';
 import type { ClusterJoiner, HostKeySource, JoinServiceDialer, KubeletCsrFactory } from './ports.js';
-
-/** Files a joining node writes (SPEC.md §0.2). */
-export const NODE_PATHS = {
-  sshCaPublicKey: '/var/run/state/ssh/ssh_ca.pub',
-  sshHostCertificate: '/var/run/state/ssh/ssh_host_cert.pub',
-  kubeletCert: '/run/state/kubelet/pki/kubelet-client-crt.pem',
-  kubeletKey: '/run/state/kubelet/pki/kubelet-client-key.pem',
-  kubernetesPki: '/etc/kubernetes/pki',
-} as const;
 
 /** Why the JoinClient gave up (the bootstrapper then resets the disk and reboots). */
 export class JoinClientError extends AsterismError<'DISK_UNAVAILABLE' | 'LOCK_FAILED' | 'JOIN_FAILED' | 'TICKET_INVALID'> {}

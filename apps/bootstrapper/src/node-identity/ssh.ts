@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { authorizedKeyLine, parseOpenSshPrivateKey, signHostCertificate, sshCaFromSeed } from '@asterism/crypto';
 import type { SshSetup } from '../initserver/ports.js';
 import type { HostKeySource } from '../joinclient/ports.js';
-import { NODE_PATHS } from '../joinclient/join-client.js';
+import { NODE_PATHS } from '../state/node-paths.js';
 import type { NodeFileWriter } from '../state/file-writer.js';
 
 /** The node's SSH host key file (OpenSSH ed25519 private key). */
