@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * bootstrapper entry point (SPEC.md §8.1-§8.2): flags/environment -> TPM, issuer, node lock,
+ * bootstrapper entry point (docs/protocol/bootstrapper.md): flags/environment -> TPM, issuer, node lock,
  * metadata, state disk -> node condition -> InitServer || JoinClient race (or rejoin) ->
  * status file. With the local backend the process stays up as the node's agent (and, on the
  * first control plane, as the supervisor of its control plane and services) until SIGTERM.

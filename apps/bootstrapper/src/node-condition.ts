@@ -14,7 +14,7 @@ export interface DiskTokenReader {
 }
 
 /**
- * What this boot finds (SPEC.md §8.2, plus the rejoin the reference did in its disk-mapper):
+ * What this boot finds (docs/protocol/bootstrapper.md, plus the rejoin the reference did in its disk-mapper):
  * a marked register means the node already (re)joined in this boot; a node state file on an
  * initialised state disk means it joined in an earlier boot and must rejoin; otherwise it is fresh.
  */

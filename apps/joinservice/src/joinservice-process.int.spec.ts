@@ -41,7 +41,7 @@ describe('joinservice process against a real control plane and keyservice', { sk
     const { err, res } = await call<joinApi.IssueJoinTicketResponse>((cb) => client.issueJoinTicket(joinRequest(h.dir, 'worker-1'), cb));
     assert.equal(err, null, err?.details);
     const t = res!;
-    // Keys: the keyservice's HKDF over the master secret (SPEC.md §2).
+    // Keys: the keyservice's HKDF over the master secret (docs/protocol/key-hierarchy.md).
     assert.equal(t.stateDiskKey.length, 32);
     assert.deepEqual(t.measurementSalt, MEASUREMENT_SALT);
     assert.equal(deriveClusterId(t.measurementSecret, t.measurementSalt).length, 32);

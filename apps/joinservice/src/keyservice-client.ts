@@ -8,7 +8,7 @@ import type { DataKeySource } from './ticket/ports.js';
 export class KeyServiceError extends AsterismError<'KEYSERVICE_UNAVAILABLE' | 'KEYSERVICE_REJECTED'> {}
 
 /**
- * Plaintext gRPC client of the keyservice (cluster-internal, SPEC.md §9.9). One long-lived
+ * Plaintext gRPC client of the keyservice (cluster-internal, docs/protocol/join-ticket.md). One long-lived
  * channel instead of the reference's connection per call; calls wait for the keyservice to be
  * reachable (waitForReady) up to `timeoutMs`, so a keyservice restart delays joins instead of
  * failing them.

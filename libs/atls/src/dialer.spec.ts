@@ -26,7 +26,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-describe('dialAtls (SPEC.md §4.9 TestDial)', () => {
+describe('dialAtls (docs/protocol/atls.md TestDial)', () => {
   const cases = [
     { name: 'Dial + aTLS server', server: 'atls', opts: { validators: [new DummyValidator()] }, ok: true },
     { name: 'Dial + plaintext server', server: 'plain', opts: { validators: [new DummyValidator()] }, ok: false },

@@ -25,7 +25,7 @@ export interface DialAtlsOptions {
 }
 
 /**
- * SPEC.md §4.9 dialer: a client whose connection is up and verified. Connection attempts repeat
+ * docs/protocol/atls.md dialer: a client whose connection is up and verified. Connection attempts repeat
  * with exponential backoff (every attempt is a new TCP connection with a fresh nonce) until
  * `timeoutMs`; the error then names the last attempt's reason code. Once returned, the client
  * reconnects by itself with the same credentials (again fresh nonces).

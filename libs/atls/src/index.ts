@@ -1,5 +1,5 @@
 /**
- * Attested TLS for grpc-js (SPEC.md §4, DESIGN.md §3): server and channel credentials that speak
+ * Attested TLS for grpc-js (docs/protocol/atls.md, docs/protocol/atls.md): server and channel credentials that speak
  * the reference's aTLS (SNI nonce, CA-list nonce, document in a certificate extension), plus
  * exporter-bound client evidence for Node clients (docs/adr/0004), and a dialer.
  */

@@ -1,14 +1,7 @@
 /**
- * Helpers for JSON written or read by Go's encoding/json: []byte is standard base64 (nil -> null),
- * and object keys bind to struct fields case-insensitively. The one home of that key rule:
- *
- * Go (checked against go1.26's encoding/json) looks every key of the object up among the struct's
- * fields, an exact name first, else a name equal under Unicode case folding (`bytes.EqualFold`:
- * "nAme", "NAME", "na\u017fe" with a long s and "\u212aind" with a Kelvin sign all bind to Name /
- * Kind). Each match assigns the field, in document order, so when several keys match one field the
- * LAST one wins: `{"Name":"a","name":"b"}` decodes Name = "b". The exact-first preference only
- * decides between two fields whose names fold to the same string; none of the shapes we decode has
- * such fields, so for us a field's value is the last key that folds equal to its name.
+ * Helpers for JSON written or read by Go's encoding/json (docs/protocol/go-json.md): []byte as
+ * standard base64 (nil -> null), and the one home of Go's key-to-field rule: keys bind under Unicode
+ * case folding and, when several keys bind to one field, the last in the document wins.
  */
 import { AttestationError } from './errors.js';
 

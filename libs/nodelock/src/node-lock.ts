@@ -12,7 +12,7 @@ export class NodeLockError extends AsterismError<'MARK_FAILED'> {}
 export type LockResult = 'acquired' | 'already-locked';
 
 /**
- * A one-way lock shared by the InitServer and the JoinClient (SPEC.md §7): the first caller
+ * A one-way lock shared by the InitServer and the JoinClient (docs/protocol/node-lock.md): the first caller
  * wins, forever. The state flips synchronously, before any await, so concurrent async callers
  * can never both win. The winner then marks the node; if marking fails the lock is still held
  * (a half-marked node must not be bootstrapped by the other flow) and NodeLockError is thrown.

@@ -1,11 +1,11 @@
 import { TPM_ALG, type TpmClient } from '@asterism/tpm';
 import { isMarkedValue, type NodeMarker } from './node-lock.js';
 
-/** The PCR the reference extends with the cluster ID (SPEC.md §5.8). */
+/** The PCR the reference extends with the cluster ID (docs/protocol/node-lock.md). */
 export const CLUSTER_ID_PCR = 15;
 
 /**
- * Marks a TPM node as bootstrapped (SPEC.md §5.8): TPM2_PCR_Event on PCR 15 with the cluster ID as
+ * Marks a TPM node as bootstrapped (docs/protocol/node-lock.md): TPM2_PCR_Event on PCR 15 with the cluster ID as
  * event data, which extends every active bank with H_bank(clusterID), so the SHA-256 bank becomes
  * SHA256(PCR15 || SHA256(clusterID)). Only a reboot resets it.
  */

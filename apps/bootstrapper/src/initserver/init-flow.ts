@@ -13,7 +13,7 @@ import type { ClusterInitializer, SshSetup } from './ports.js';
 
 export { InitFailure, type InitFailureCode } from './init-failure.js';
 
-/** Size of the log chunks streamed after a failure (SPEC.md §8.3). */
+/** Size of the log chunks streamed after a failure (docs/protocol/bootstrapper.md). */
 export const LOG_CHUNK_SIZE = 1024;
 /** Upper bound for the init secret (the reference had none; bcrypt reads 72 bytes). */
 const MAX_INIT_SECRET = 1024;
@@ -49,7 +49,7 @@ export interface InitHooks {
 }
 
 /**
- * The InitServer's Init steps in the reference's order (SPEC.md §8.3): secret check, request
+ * The InitServer's Init steps in the reference's order (docs/protocol/bootstrapper.md): secret check, request
  * validation (all of it, before any key derivation), KMS, measurement secret and cluster ID, node lock (PCR 15), stop the JoinClient, re-key the state
  * disk, node state, emergency SSH, Kubernetes. Returns the success response or throws InitFailure.
  */

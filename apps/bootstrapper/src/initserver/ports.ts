@@ -1,7 +1,7 @@
 /** What the InitServer needs, declared by the consumer and injected (tests pass stubs). */
 import type { components } from '@asterism/proto';
 
-/** Parameters of the first control-plane node's cluster creation (SPEC.md §8.5 InitCluster). */
+/** Parameters of the first control-plane node's cluster creation (docs/protocol/kubernetes.md). */
 export interface InitClusterRequest {
   kubernetesVersion: string;
   clusterName: string;

@@ -6,7 +6,7 @@ import { join } from '@asterism/proto';
 import type { JoinServiceDialer } from './ports.js';
 
 /**
- * join.API over aTLS as a joining node uses it (SPEC.md §8.4): the node attests itself with its
+ * join.API over aTLS as a joining node uses it (docs/protocol/bootstrapper.md): the node attests itself with its
  * issuer (exporter-bound evidence, docs/adr/0004) and does not verify the joinservice. One channel
  * per call: every attempt is a fresh connection with a fresh nonce.
  */

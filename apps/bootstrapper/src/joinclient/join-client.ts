@@ -49,7 +49,7 @@ export type JoinOutcome = 'joined' | 'stopped' | 'lost-race';
 
 /**
  * Polls metadata and the joinservices until a ticket arrives, then takes the node lock and
- * joins (SPEC.md §8.4), with jittered exponential backoff between attempts.
+ * joins (docs/protocol/bootstrapper.md), with jittered exponential backoff between attempts.
  */
 export class JoinClient {
   readonly #stop = new AbortController();

@@ -32,7 +32,7 @@ export class HostKeyFile implements HostKeySource {
 }
 
 /**
- * The first control plane's emergency SSH (SPEC.md §8.3 steps 9-11): CA from the seed, its
+ * The first control plane's emergency SSH (docs/protocol/bootstrapper.md, InitServer step 8): CA from the seed, its
  * authorized_keys line to ssh_ca.pub, a host certificate for the node's host key.
  */
 export class EmergencySshSetup implements SshSetup {

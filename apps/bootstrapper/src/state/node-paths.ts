@@ -1,7 +1,7 @@
 /**
  * Files a node writes while it joins or initialises (SSH CA and host certificate, kubelet
  * credentials, control-plane PKI), read by the node's services after the bootstrapper is done
- * (SPEC.md §0.2). One home for the JoinClient and the emergency-SSH setup.
+ * (docs/protocol/constants.md). One home for the JoinClient and the emergency-SSH setup.
  */
 export const NODE_PATHS = {
   sshCaPublicKey: '/var/run/state/ssh/ssh_ca.pub',

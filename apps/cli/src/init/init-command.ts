@@ -50,7 +50,7 @@ export interface InitResult {
  * `asterism init`: generates (or loads) the master secret and a measurement salt, sends the
  * InitRequest to the attested node, prints progress, and on success writes the kubeconfig, the
  * master secret and the cluster id with mode 0600. It retries only while the node is
- * unavailable and never after a connection succeeded (SPEC.md §8.3, CLI expectations).
+ * unavailable and never after a connection succeeded (docs/protocol/bootstrapper.md, CLI expectations).
  */
 export async function runInit(connector: InitConnector, opts: InitOptions, progress: Progress): Promise<InitResult> {
   await ensureWorkspace(opts.workspace);

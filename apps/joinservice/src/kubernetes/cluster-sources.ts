@@ -5,7 +5,7 @@ import type { ComponentsSource, JoinToken, JoinTokenSource } from '../ticket/por
 import { discoveryHashFromKubeconfig } from './kubeadm-files.js';
 
 /**
- * Bootstrap tokens + discovery data for join tickets (SPEC.md §9.4). The issuer is normally a
+ * Bootstrap tokens + discovery data for join tickets (docs/protocol/join-ticket.md). The issuer is normally a
  * SharedBootstrapTokens pool (docs/adr/0020-shared-bootstrap-tokens.md).
  */
 export class KubeadmJoinTokens implements JoinTokenSource {

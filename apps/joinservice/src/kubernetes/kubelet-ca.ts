@@ -42,7 +42,7 @@ function attributeValues(name: AsnName, oid: string): string[] {
 }
 
 /**
- * Parses a DER CSR and applies the reference's checks (SPEC.md §9.5): valid self-signature,
+ * Parses a DER CSR and applies the reference's checks (docs/protocol/join-ticket.md): valid self-signature,
  * exactly one Organization `system:nodes`, CN `system:node:<name>` with a non-empty name.
  * Synchronous (node:crypto), so it can run in request validation before any key is fetched.
  */
@@ -93,7 +93,7 @@ export function parseKubeletCsr(der: Uint8Array): KubeletCsr {
 }
 
 /**
- * The kubelet CA of the joinservice (SPEC.md §9.5): the cluster CA from `<pki>/ca.crt` and
+ * The kubelet CA of the joinservice (docs/protocol/join-ticket.md): the cluster CA from `<pki>/ca.crt` and
  * `<pki>/ca.key` signs client+server certificates for validated kubelet CSRs. The certificate
  * template has one home, `KubeletCertificateAuthority` of libs/k8s, which the first control plane
  * uses for its own kubelet too; this class adds the CSR checks.

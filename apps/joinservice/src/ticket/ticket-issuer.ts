@@ -15,7 +15,7 @@ import type {
 } from './ports.js';
 import { validateDiskUuid, validateJoinRequest, type CsrValidator, type HostKeyValidator } from './request-validation.js';
 
-/** Lifetime of the bootstrap tokens in join tickets (SPEC.md §0.3). */
+/** Lifetime of the bootstrap tokens in join tickets (docs/protocol/constants.md). */
 export const JOIN_TOKEN_TTL_MS = 15 * 60 * 1000;
 
 /** Everything the ticket issuer is built from. */
@@ -65,7 +65,7 @@ function step(code: 'KEYSERVICE_UNAVAILABLE' | 'KUBERNETES_UNAVAILABLE' | 'INTER
 }
 
 /**
- * Issues join and rejoin tickets (SPEC.md §9.2, §9.3). Requests are validated completely before
+ * Issues join and rejoin tickets (docs/protocol/join-ticket.md). Requests are validated completely before
  * any key is fetched; then the reference's steps run in its order.
  */
 export class TicketIssuer {

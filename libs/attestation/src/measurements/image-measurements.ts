@@ -1,6 +1,6 @@
 /**
  * The published image-measurements file `measurements.json` (the reference's
- * `ImageMeasurementsV2`, SPEC.md §5.3): one entry per (CSP, variant) of an OS image version.
+ * `ImageMeasurementsV2`, docs/protocol/measurements.md): one entry per (CSP, variant) of an OS image version.
  */
 import { CLOUD_PROVIDERS, cloudProviderFromString, type CloudProvider } from '../variant.js';
 import { encodeMeasurementsJson, measurementsFromJsonValue } from './codec.js';

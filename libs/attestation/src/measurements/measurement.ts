@@ -1,5 +1,5 @@
 /**
- * One expected measurement (SPEC.md §5.3): the expected register value and whether a mismatch
+ * One expected measurement (docs/protocol/measurements.md): the expected register value and whether a mismatch
  * fails attestation (`Enforce`) or is only logged (`WarnOnly`). Also the decoding rules for a
  * single JSON/YAML value, shared by both codecs.
  */

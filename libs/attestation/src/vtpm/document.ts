@@ -1,5 +1,5 @@
 /**
- * The vTPM attestation document (SPEC.md §5.2): Go encoding/json of
+ * The vTPM attestation document (docs/protocol/vtpm-attestation.md): Go encoding/json of
  * `{Attestation: attest.Attestation, InstanceInfo: []byte, UserData: []byte}` where the
  * go-tpm-tools protobuf struct is written by encoding/json, not protojson (snake_case keys,
  * base64 bytes, decimal-string PCR map keys, omitempty, a `TeeAttestation` oneof wrapper).
@@ -328,7 +328,7 @@ export function encodeDocument(doc: VtpmAttestationDocument): Buffer {
 }
 
 /**
- * Index of the first quote over the SHA-256 bank (validator step 7 of SPEC.md §5.2). Like the
+ * Index of the first quote over the SHA-256 bank (validator step 7 of docs/protocol/vtpm-attestation.md). Like the
  * reference it stops at the first nil quote or quote without PCR data (QUOTE_MISSING).
  */
 export function findSha256QuoteIndex(att: TpmAttestation | null): number {
