@@ -11,6 +11,7 @@ import type { NodeFileWriter } from '../state/file-writer.js';
 import { NODE_PATHS } from '../state/node-paths.js';
 import { writeNodeState } from '../state/node-state.js';
 import { Backoff, sleep } from './backoff.js';
+import { timedStage } from '../stage-timer.js';
 import { joinServiceEndpoints } from './endpoints.js';
 import type { ClusterJoiner, HostKeySource, JoinServiceDialer, KubeletCsrFactory } from './ports.js';
 
@@ -43,6 +44,9 @@ export interface JoinClientDeps {
   onLocked: () => void;
   logger: Logger;
 }
+
+/** A stage after the lock failed: the node is locked, the bootstrapper resets the disk and reboots. */
+const joinFailed = (step: string, err: unknown) => new JoinClientError('JOIN_FAILED', `${step}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
 
 /** How the JoinClient ended. */
 export type JoinOutcome = 'joined' | 'stopped' | 'lost-race';
@@ -150,74 +154,82 @@ export class JoinClient {
     return undefined;
   }
 
+  /** With a ticket: check it, take the lock, write the node's files, join Kubernetes. */
   private async startNodeAndJoin(ticket: join.IssueJoinTicketResponse, kubeletKeyPem: string, nodeName: string, self: { role: Role; vpcIp: string }): Promise<JoinOutcome> {
-    const d = this.deps;
     if (ticket.measurementSecret.length === 0 || ticket.stateDiskKey.length === 0) {
       throw new JoinClientError('TICKET_INVALID', 'join ticket lacks the measurement secret or the state disk key');
     }
+    if ((await this.lockForTicket(ticket)) === 'already-locked') {
+      this.deps.logger.info('node already locked by the InitServer, not joining');
+      return 'lost-race';
+    }
+    await this.writeNodeFiles(ticket, kubeletKeyPem, self.role);
+    await this.joinKubernetes(ticket, kubeletKeyPem, nodeName, self);
+    return 'joined';
+  }
+
+  /** Takes the node lock with the ticket's cluster ID (marks the node) and stops the InitServer. */
+  private async lockForTicket(ticket: join.IssueJoinTicketResponse): Promise<'locked' | 'already-locked'> {
     const clusterId = deriveClusterId(ticket.measurementSecret, ticket.measurementSalt);
     let lock;
     try {
-      lock = await d.lock.tryLockOnce(clusterId, 'join');
+      lock = await this.deps.lock.tryLockOnce(clusterId, 'join');
     } catch (err) {
       throw new JoinClientError('LOCK_FAILED', `locking node: ${(err as Error).message}`, { cause: err });
     }
-    if (lock === 'already-locked') {
-      d.logger.info('node already locked by the InitServer, not joining');
-      return 'lost-race';
-    }
-    d.onLocked();
+    if (lock === 'already-locked') return lock;
+    this.deps.onLocked();
+    return 'locked';
+  }
 
-    const step = async (context: string, fn: () => Promise<unknown>) => {
-      const started = performance.now();
-      try {
-        await fn();
-        d.logger.info('join step finished', { step: context, durationMs: Math.round(performance.now() - started) });
-      } catch (err) {
-        throw new JoinClientError('JOIN_FAILED', `${context}: ${(err as Error).message}`, { cause: err });
-      }
-    };
-    await step('updating disk passphrase', () => d.disk.updatePassphrase(ticket.stateDiskKey));
-    if (self.role === 'ControlPlane') {
-      await step('writing control-plane files', async () => {
-        for (const f of ticket.controlPlaneFiles) {
-          if (!/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(f.name) || f.name.split('/').includes('..')) throw new Error(`refusing control-plane file name ${JSON.stringify(f.name)}`);
-          await d.files.writeExclusive(`${NODE_PATHS.kubernetesPki}/${f.name}`, f.data);
-        }
-      });
-    }
-    await step('writing kubelet credentials', async () => {
+  /** The timed stages after the lock: disk key, control-plane PKI, kubelet and SSH files, node state. */
+  private async writeNodeFiles(ticket: join.IssueJoinTicketResponse, kubeletKeyPem: string, role: Role): Promise<void> {
+    const d = this.deps;
+    const stage = (step: string, fn: () => Promise<unknown>) => timedStage(d.logger, 'join step finished', step, fn, joinFailed);
+    await stage('updating disk passphrase', () => d.disk.updatePassphrase(ticket.stateDiskKey));
+    if (role === 'ControlPlane') await stage('writing control-plane files', () => this.writeControlPlaneFiles(ticket.controlPlaneFiles));
+    await stage('writing kubelet credentials', async () => {
       await d.files.writeExclusive(NODE_PATHS.kubeletCert, ticket.kubeletCert);
       await d.files.writeExclusive(NODE_PATHS.kubeletKey, kubeletKeyPem);
     });
-    await step('writing SSH CA and host certificate', async () => {
+    await stage('writing SSH CA and host certificate', async () => {
       await d.files.writeExclusive(NODE_PATHS.sshCaPublicKey, ticket.authorizedCaPublicKey);
       await d.files.writeExclusive(NODE_PATHS.sshHostCertificate, ticket.hostCertificate);
     });
-    await step('persisting node state', () => writeNodeState(d.files, { role: self.role, measurementSalt: Buffer.from(ticket.measurementSalt) }));
+    await stage('persisting node state', () => writeNodeState(d.files, { role, measurementSalt: Buffer.from(ticket.measurementSalt) }));
+  }
 
+  /** Control-plane PKI below /etc/kubernetes/pki; names are relative paths without `..`. */
+  private async writeControlPlaneFiles(files: join.controlPlaneCertOrKey[]): Promise<void> {
+    for (const f of files) {
+      if (!/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(f.name) || f.name.split('/').includes('..')) throw new Error(`refusing control-plane file name ${JSON.stringify(f.name)}`);
+      await this.deps.files.writeExclusive(`${NODE_PATHS.kubernetesPki}/${f.name}`, f.data);
+    }
+  }
+
+  /** Joins Kubernetes: a few attempts within one deadline (reference: 3 within 5 minutes). */
+  private async joinKubernetes(ticket: join.IssueJoinTicketResponse, kubeletKeyPem: string, nodeName: string, self: { role: Role; vpcIp: string }): Promise<void> {
+    const d = this.deps;
     const attempts = this.options.joinAttempts ?? 3;
     const deadline = AbortSignal.timeout(this.options.joinTimeoutMs ?? 5 * 60_000);
+    const request = {
+      apiServerEndpoint: ticket.apiServerEndpoint,
+      token: ticket.token,
+      caCertHashes: [ticket.discoveryTokenCaCertHash],
+      role: self.role,
+      nodeName,
+      nodeIp: self.vpcIp,
+      components: ticket.kubernetesComponents,
+      kubeletCertPem: ticket.kubeletCert,
+      kubeletKeyPem,
+    };
     let last: unknown;
     const joinStarted = performance.now();
     for (let i = 1; i <= attempts && !deadline.aborted; i++) {
       try {
-        await d.cluster.joinCluster(
-          {
-            apiServerEndpoint: ticket.apiServerEndpoint,
-            token: ticket.token,
-            caCertHashes: [ticket.discoveryTokenCaCertHash],
-            role: self.role,
-            nodeName,
-            nodeIp: self.vpcIp,
-            components: ticket.kubernetesComponents,
-            kubeletCertPem: ticket.kubeletCert,
-            kubeletKeyPem,
-          },
-          deadline,
-        );
+        await d.cluster.joinCluster(request, deadline);
         d.logger.info('joined the cluster', { nodeName, attempt: i, durationMs: Math.round(performance.now() - joinStarted) });
-        return 'joined';
+        return;
       } catch (err) {
         last = err;
         d.logger.warn('joining the cluster failed', { attempt: i, err });
