@@ -21,7 +21,7 @@ export interface AtlsChannelOptions {
   handshakeTimeoutMs?: number;
   /** Deadline for issuing the client's evidence (a TPM quote). Default 30 s. */
   issuanceTimeoutMs?: number;
-  /** Told about every failed connection attempt (the dialer uses it to report the last reason). */
+  /** Told about every failed connection attempt (a caller can report the last reason). */
   onConnectionError?: (err: AtlsError) => void;
 }
 

@@ -29,8 +29,7 @@ export type AtlsErrorCode =
   | 'TLS_ALERT'
   | 'HANDSHAKE_TIMEOUT'
   | 'ISSUER_TIMEOUT'
-  | 'EVIDENCE_TOO_LARGE'
-  | 'DIAL_FAILED';
+  | 'EVIDENCE_TOO_LARGE';
 
 /**
  * Codes that say something about the peer or its attestation (a verdict), so repeating the same
