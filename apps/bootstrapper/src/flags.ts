@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { Variant } from '@asterism/attestation';
+import { parseCloudKind } from '@asterism/metadata';
 import { FlagError, intFlag as int, normalizeGoFlags } from '@asterism/service-runtime';
 import { STATE_DISK_PBKDF_PRESETS, type StateDiskPbkdfPreset } from './disk/state-disk.js';
 
@@ -16,8 +17,13 @@ export interface BootstrapperConfig {
   initialKeyPath: string;
   /** PBKDF of the keyslot holding the cluster-derived disk key. */
   stateDiskPbkdf: StateDiskPbkdfPreset;
-  /** `file:<path>` (static metadata, with `--node-name`) or an http(s) base URL (qemu metadata API). */
+  /**
+   * `file:<path>` (static metadata, with `--node-name`) or an http(s) base URL: the qemu metadata
+   * API, or on AWS/Azure/GCP the IMDS / metadata server ('' = the cloud's link-local default).
+   */
   metadata: string;
+  /** AWS/Azure/GCP: EC2/ELBv2, ARM or Compute Engine base URL instead of the real one (emulators). */
+  cloudApiUrl: string | undefined;
   nodeName: string | undefined;
   backend: 'kubeadm' | 'local';
   k8sBinDir: string | undefined;
@@ -57,14 +63,19 @@ lock extends PCR 15 with the cluster ID. An initialised node that reboots rejoin
 Flags (environment in brackets):
   -v <n>                         log verbosity: <=-1 debug, 0 info, 1 warn, >=2 error (default 0)
   --attestation-variant <v>      [CONSTEL_ATTESTATION_VARIANT] e.g. qemu-vtpm (required)
-  --csp <p>                      [CONSTEL_CSP] cloud provider, e.g. QEMU (default QEMU)
+  --csp <p>                      [CONSTEL_CSP] cloud provider: QEMU, AWS, Azure or GCP (case-
+                                 insensitive; default QEMU); selects the metadata provider
   --state-root <dir>             prefix of all node paths (default /)
   --tpm <t>                      /dev/tpmrm0, unix:<swtpm socket> or tcp:<host>:<port> (default /dev/tpmrm0)
   --state-disk <dev|file>        LUKS2 state disk (default /dev/mapper/state)
   --initial-key <file>           its initial passphrase (default /run/cryptsetup-keys.d/state.key)
   --state-disk-pbkdf <p>         keyslot KDF for the derived disk key: light (argon2id 64 MiB,
                                  ~0.3 s) or benchmarked (cryptsetup's ~2 s / 1 GiB) (default light)
-  --metadata <src>               file:<path> or a qemu metadata API URL (default http://10.42.0.1:8080)
+  --metadata <src>               file:<path>, a qemu metadata API URL (default http://10.42.0.1:8080),
+                                 or on AWS/Azure/GCP the IMDS / metadata server URL (default: the
+                                 cloud's own)
+  --cloud-api-url <url>          AWS/Azure/GCP: EC2/ELBv2, ARM or Compute Engine base URL instead of
+                                 the real one (emulators in tests)
   --node-name <name>             this node's name in a file: metadata source
   --k8s-backend <b>              kubeadm | local (default kubeadm)
   --k8s-bin-dir <dir>            kube-apiserver/etcd/... for the local backend
@@ -113,6 +124,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
         'initial-key': { type: 'string' },
         'state-disk-pbkdf': { type: 'string' },
         metadata: { type: 'string' },
+        'cloud-api-url': { type: 'string' },
         'node-name': { type: 'string' },
         'k8s-backend': { type: 'string' },
         'k8s-bin-dir': { type: 'string' },
@@ -149,9 +161,13 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
   }
   const backend = values['k8s-backend'] ?? 'kubeadm';
   if (backend !== 'kubeadm' && backend !== 'local') throw new FlagError(`unknown --k8s-backend "${backend}": want kubeadm or local`);
-  const metadata = values.metadata ?? 'http://10.42.0.1:8080';
+  const csp = values.csp ?? env.CONSTEL_CSP ?? 'QEMU';
+  const cloud = parseCloudKind(csp);
+  const metadata = values.metadata ?? (cloud ? '' : 'http://10.42.0.1:8080');
   if (metadata.startsWith('file:') && !values['node-name']) throw new FlagError('--node-name is required with a file: metadata source');
-  if (!/^(file:.+|https?:\/\/.+)$/.test(metadata)) throw new FlagError(`invalid --metadata "${metadata}": want file:<path> or an http(s) URL`);
+  if (!(cloud && metadata === '') && !/^(file:.+|https?:\/\/.+)$/.test(metadata)) throw new FlagError(`invalid --metadata "${metadata}": want file:<path> or an http(s) URL`);
+  const cloudApiUrl = values['cloud-api-url'];
+  if (cloudApiUrl !== undefined && (!cloud || !/^https?:\/\/\S+$/.test(cloudApiUrl))) throw new FlagError(`invalid --cloud-api-url "${cloudApiUrl}": want an http(s) URL, with --csp AWS, Azure or GCP`);
   const pbkdf = values['state-disk-pbkdf'] ?? 'light';
   if (!Object.hasOwn(STATE_DISK_PBKDF_PRESETS, pbkdf)) throw new FlagError(`unknown --state-disk-pbkdf "${pbkdf}": want ${Object.keys(STATE_DISK_PBKDF_PRESETS).join(' or ')}`);
   const initSystem = values['init-system'] ?? 'systemd';
@@ -161,13 +177,14 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
   return {
     verbosity: int('v', values.v, 0, -10, 10),
     variant,
-    csp: values.csp ?? env.CONSTEL_CSP ?? 'QEMU',
+    csp,
     stateRoot: values['state-root'] ?? '/',
     tpm,
     stateDisk: values['state-disk'] ?? '/dev/mapper/state',
     initialKeyPath: values['initial-key'] ?? '/run/cryptsetup-keys.d/state.key',
     stateDiskPbkdf: pbkdf as StateDiskPbkdfPreset,
     metadata,
+    cloudApiUrl,
     nodeName: values['node-name'],
     backend,
     k8sBinDir: values['k8s-bin-dir'],

@@ -12,7 +12,7 @@ import { PassThrough } from 'node:stream';
 import { DummyIssuer, QemuVtpmIssuer, type Issuer } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
-import { QemuMetadataClient, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
+import type { MetadataProvider } from '@asterism/metadata';
 import { NodeLock, TpmNodeMarker } from '@asterism/nodelock';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { CryptsetupStateDisk, STATE_DISK_PBKDF_PRESETS } from './disk/state-disk.js';
@@ -29,6 +29,7 @@ import { RejoinClient } from './joinclient/rejoin-client.js';
 import { KubeadmBackend } from './kubernetes/kubeadm/kubeadm-backend.js';
 import { LocalClusterInitializer, LocalClusterJoiner } from './kubernetes/local/local-backend.js';
 import { LocalServiceProcesses } from './kubernetes/local/services.js';
+import { metadataFor } from './metadata-source.js';
 import { detectNodeCondition } from './node-condition.js';
 import { KubeletCsrGenerator } from './node-identity/kubelet-csr.js';
 import { EmergencySshSetup, HostKeyFile } from './node-identity/ssh.js';
@@ -69,11 +70,6 @@ function issuerFor(config: BootstrapperConfig, tpm: SharedTpm): Issuer {
     default:
       throw new Error(`attestation variant ${config.variant.name} has no issuer in this build (qemu-vtpm, dummy)`);
   }
-}
-
-function metadataFor(config: BootstrapperConfig): MetadataProvider {
-  if (config.metadata.startsWith('file:')) return new StaticFileMetadata(config.metadata.slice(5), config.nodeName!);
-  return new QemuMetadataClient(config.metadata.replace(/\/$/, ''));
 }
 
 /** Writes the node's status file (phase, timings, mark); failures are only logged. */

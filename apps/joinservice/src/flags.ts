@@ -21,8 +21,10 @@ export interface JoinServiceConfig {
   kubeconfig: string | undefined;
   /** `host:port` written into tickets; undefined = `<own VPC IP>:6443` from the metadata API. */
   apiServerEndpoint: string | undefined;
-  /** Base URL of the qemu metadata API (provider qemu). */
+  /** Base URL of the metadata service: qemu metadata API, or the cloud's IMDS / metadata server (tests). */
   metadataUrl: string | undefined;
+  /** Base URL of the cloud API (EC2/ELBv2, ARM, Compute Engine) instead of the real one (tests). */
+  cloudApiUrl: string | undefined;
   /** Token-bucket rate limit per peer host. */
   ratePerSecond: number;
   rateBurst: number;
@@ -37,7 +39,8 @@ keyservice, a kubeadm bootstrap token, a kubelet certificate, control-plane file
 certificate.
 
 Flags (reference-compatible):
-  --cloud-provider <p>         aws|azure|gcp|openstack|stackit|qemu (case-insensitive, required)
+  --cloud-provider <p>         aws|azure|gcp|openstack|stackit|qemu (case-insensitive, required;
+                               --csp is accepted as an alias)
   --attestation-variant <v>    attestation variant of joining nodes, e.g. qemu-vtpm (required)
   --key-service-endpoint <e>   keyservice host:port (default key-service.kube-system:9000)
   -v <n>                       log verbosity: <=-1 debug, 0 info, 1 warn, >=2 error (default 0)
@@ -51,7 +54,10 @@ Asterism flags:
   --kubernetes-dir <dir>       admin.conf and pki/ (default /etc/kubernetes)
   --kubeconfig <file>          API server access (default: in-cluster service account)
   --api-server-endpoint <e>    host:port put into tickets (default: <own VPC IP>:6443 from metadata)
-  --metadata-url <url>         qemu metadata API base URL (provider qemu)
+  --metadata-url <url>         metadata service base URL: the qemu metadata API (qemu), or the
+                               IMDS / metadata server instead of the link-local one (aws|azure|gcp)
+  --cloud-api-url <url>        aws|azure|gcp: EC2/ELBv2, ARM or Compute Engine base URL instead of
+                               the real one (emulators in tests)
   --rate-limit <n>             join requests per second per peer host (default 5)
   --rate-burst <n>             burst per peer host (default 20)
   --collateral-offline         TDX: use only collateral persisted in the ConfigMap, never Intel PCS
@@ -74,6 +80,7 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
       allowPositionals: false,
       options: {
         'cloud-provider': { type: 'string' },
+        csp: { type: 'string' },
         'key-service-endpoint': { type: 'string' },
         'attestation-variant': { type: 'string' },
         v: { type: 'string' },
@@ -86,6 +93,7 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
         kubeconfig: { type: 'string' },
         'api-server-endpoint': { type: 'string' },
         'metadata-url': { type: 'string' },
+        'cloud-api-url': { type: 'string' },
         'rate-limit': { type: 'string' },
         'rate-burst': { type: 'string' },
         'collateral-offline': { type: 'boolean' },
@@ -96,7 +104,8 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
     throw new FlagError((err as Error).message);
   }
   if (values.help) return null;
-  const rawProvider = values['cloud-provider'];
+  if (values['cloud-provider'] !== undefined && values.csp !== undefined && values['cloud-provider'] !== values.csp) throw new FlagError('--cloud-provider and --csp disagree');
+  const rawProvider = values['cloud-provider'] ?? values.csp;
   if (!rawProvider) throw new FlagError('--cloud-provider is required');
   const provider = PROVIDERS[rawProvider.toLowerCase()];
   if (!provider) throw new FlagError(`unknown cloud provider "${rawProvider}": want one of ${Object.keys(PROVIDERS).join(', ')}`);
@@ -110,6 +119,10 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
   }
   const endpoint = values['api-server-endpoint'];
   if (endpoint !== undefined && !/^[^\s:]+:\d{1,5}$/.test(endpoint)) throw new FlagError(`invalid --api-server-endpoint "${endpoint}": want host:port`);
+  for (const flag of ['metadata-url', 'cloud-api-url'] as const) {
+    const v = values[flag];
+    if (v !== undefined && !/^https?:\/\/[^\s]+$/.test(v)) throw new FlagError(`invalid --${flag} "${v}": want an http(s) URL`);
+  }
   const configDir = values['config-dir'] ?? '/var/config';
   return {
     cloudProvider: provider,
@@ -125,6 +138,7 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
     kubeconfig: values.kubeconfig,
     apiServerEndpoint: endpoint,
     metadataUrl: values['metadata-url'],
+    cloudApiUrl: values['cloud-api-url'],
     ratePerSecond: int('rate-limit', values['rate-limit'], 5, 1, 100_000),
     rateBurst: int('rate-burst', values['rate-burst'], 20, 1, 100_000),
     collateralOffline: values['collateral-offline'] === true,

@@ -28,6 +28,8 @@ export interface Harness {
   joinservice: ServiceProcess;
   endpoint: string;
   configDir: string;
+  /** Starts one more joinservice with the same config but other provider flags (e.g. `--csp=aws ...`). */
+  startJoinservice(providerArgs: string[], env?: NodeJS.ProcessEnv): Promise<{ process: ServiceProcess; endpoint: string }>;
   stop(): Promise<void>;
 }
 
@@ -49,8 +51,8 @@ export async function startHarness(variant: string, attestationConfig: string): 
   const kubeadmConfig = join(dir, 'ClusterConfiguration');
   writeFileSync(kubeadmConfig, 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer:\n  certSANs: ["203.0.113.9", "cluster.example"]\n');
   const kubernetesDir = join(cp.adminKubeconfigPath, '..');
-  const joinservice = startTsProcess('apps/joinservice/src/main.ts', [
-    '--cloud-provider=qemu',
+  const args = (providerArgs: string[]) => [
+    ...providerArgs,
     `--attestation-variant=${variant}`,
     `--key-service-endpoint=127.0.0.1:${ks.port as number}`,
     '--host=127.0.0.1',
@@ -60,11 +62,12 @@ export async function startHarness(variant: string, attestationConfig: string): 
     `--kubeadm-config=${kubeadmConfig}`,
     `--kubernetes-dir=${kubernetesDir}`,
     `--kubeconfig=${cp.adminKubeconfigPath}`,
-    `--api-server-endpoint=${cp.host}:${cp.port}`,
     '--rate-limit=1000',
     '--rate-burst=1000',
-  ]);
+  ];
+  const joinservice = startTsProcess('apps/joinservice/src/main.ts', args(['--cloud-provider=qemu', `--api-server-endpoint=${cp.host}:${cp.port}`]));
   const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
+  const extra: ServiceProcess[] = [];
   return {
     cp,
     dir,
@@ -73,7 +76,14 @@ export async function startHarness(variant: string, attestationConfig: string): 
     joinservice,
     endpoint: `127.0.0.1:${js.port as number}`,
     configDir,
+    async startJoinservice(providerArgs, env = {}) {
+      const p = startTsProcess('apps/joinservice/src/main.ts', args(providerArgs), env);
+      extra.push(p);
+      const log = await p.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
+      return { process: p, endpoint: `127.0.0.1:${log.port as number}` };
+    },
     async stop() {
+      for (const p of extra) await p.stop();
       await joinservice.stop();
       await keyservice.stop();
       await cp.stop();

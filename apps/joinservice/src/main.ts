@@ -10,7 +10,7 @@ import { CachedTdxCollateralSource, CollateralCache, pcsCollateralFetcher, regis
 import { atlsServerCredentials } from '@asterism/atls';
 import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, SharedBootstrapTokens, type KubeClients } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
-import { QemuMetadataClient, QEMU_METADATA_BASE_URL } from '@asterism/metadata';
+import { cloudMetadata, parseCloudKind, QemuMetadataClient, QEMU_METADATA_BASE_URL, type MetadataProvider } from '@asterism/metadata';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { ConfigWatcher } from './attestation/config-watcher.js';
 import { UpdatableValidator } from './attestation/updatable-validator.js';
@@ -37,10 +37,17 @@ async function step<T>(logger: Logger, what: string, fn: () => Promise<T> | T): 
   }
 }
 
+function metadataFor(config: JoinServiceConfig): MetadataProvider {
+  if (config.cloudProvider === 'QEMU') return new QemuMetadataClient(config.metadataUrl ?? QEMU_METADATA_BASE_URL);
+  const cloud = parseCloudKind(config.cloudProvider);
+  if (!cloud) throw new Error(`cloud provider ${config.cloudProvider}: pass --api-server-endpoint (no metadata provider for it)`);
+  return cloudMetadata(cloud, { metadataUrl: config.metadataUrl, apiUrl: config.cloudApiUrl });
+}
+
+/** `<own VPC IP>:6443` from the platform's metadata (docs/protocol/cloud-metadata.md), unless given by flag. */
 async function apiServerEndpoint(config: JoinServiceConfig): Promise<string> {
   if (config.apiServerEndpoint) return config.apiServerEndpoint;
-  if (config.cloudProvider !== 'QEMU') throw new Error(`cloud provider ${config.cloudProvider}: pass --api-server-endpoint (only the qemu metadata API is built in)`);
-  const self = await new QemuMetadataClient(config.metadataUrl ?? QEMU_METADATA_BASE_URL).self(AbortSignal.timeout(30_000));
+  const self = await metadataFor(config).self(AbortSignal.timeout(30_000));
   if (!self.VPCIP) throw new Error('metadata has no VPC IP for this node');
   return `${self.VPCIP}:6443`;
 }

@@ -27,10 +27,18 @@ after(() => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Sleeps `ms`, or rejects as soon as `signal` aborts (the connector aborts a phase when the link drops). */
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
+  });
+}
+
 /** A dummy validator that takes `ms` before answering (the client is "in verification" meanwhile). */
 function slowValidator(ms: number): Validator {
   const inner = new DummyValidator();
-  return { variant: inner.variant, validate: async (d, n, signal) => (await sleep(ms), signal?.throwIfAborted(), inner.validate(d, n)) };
+  return { variant: inner.variant, validate: async (d, n, signal) => (await abortableSleep(ms, signal), inner.validate(d, n)) };
 }
 
 /** A dummy issuer that takes `ms` (or forever, honouring abort) before answering. */
@@ -40,7 +48,7 @@ function slowIssuer(ms: number | 'forever'): Issuer {
     variant: Variant.fromString('dummy'),
     issue: async (u, n, signal) => {
       if (ms === 'forever') await new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true }));
-      else await sleep(ms);
+      else await abortableSleep(ms, signal);
       return inner.issue(u, n);
     },
   };
@@ -51,8 +59,10 @@ function slowIssuer(ms: number | 'forever'): Issuer {
 const fast = { handshakeTimeoutMs: 2000, validationTimeoutMs: 2000, issuanceTimeoutMs: 2000 };
 const shortHandshake = { ...fast, handshakeTimeoutMs: 100 };
 const shortChecks = { ...fast, validationTimeoutMs: 100, issuanceTimeoutMs: 100 };
-const inVerification = { ...fast, validators: [slowValidator(60)] };
-const inEvidence = { ...fast, validators: [new DummyValidator()], issuer: slowIssuer(60) };
+// The fault fires 5-10 ms into the phase; the phase itself lasts 1 s (ended early by the abort), so
+// even a CPU-starved event loop sees the fault before the phase could finish on its own.
+const inVerification = { ...fast, validators: [slowValidator(1000)] };
+const inEvidence = { ...fast, validators: [new DummyValidator()], issuer: slowIssuer(1000) };
 
 // name, server fault, client options, accepted codes, phase the failure must name
 const cases: [string, Fault, AtlsChannelOptions, AtlsErrorCode[], string][] = [

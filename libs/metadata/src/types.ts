@@ -25,7 +25,12 @@ export interface MetadataProvider {
 }
 
 /** Codes of metadata failures. */
-export type MetadataErrorCode = 'METADATA_UNAVAILABLE' | 'METADATA_NOT_FOUND' | 'METADATA_MALFORMED';
+export type MetadataErrorCode =
+  | 'METADATA_UNAVAILABLE'
+  | 'METADATA_NOT_FOUND'
+  | 'METADATA_MALFORMED'
+  /** The cloud's metadata endpoint never answered: the node is not on that cloud (or its network is broken). */
+  | 'METADATA_ENDPOINT_ABSENT';
 
 /** The platform's metadata could not be read or made no sense. */
 export class MetadataError extends AsterismError<MetadataErrorCode> {}

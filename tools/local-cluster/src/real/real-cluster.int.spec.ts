@@ -94,8 +94,13 @@ describe('local cluster, kubeadm backend: real nodes end to end', { skip }, () =
   it('the second control plane joined etcd and runs its own static control-plane pods', async () => {
     const members = kubectl('-n', 'kube-system', 'exec', 'etcd-control-plane-0', '--', 'etcdctl', '--endpoints=https://127.0.0.1:2379', '--cacert=/etc/kubernetes/pki/etcd/ca.crt', '--cert=/etc/kubernetes/pki/etcd/server.crt', '--key=/etc/kubernetes/pki/etcd/server.key', 'member', 'list');
     assert.deepEqual(members.trim().split('\n').map((l) => l.split(', ')[2]).sort(), ['control-plane-0', 'control-plane-1']);
-    const pods = (await core.listNamespacedPod({ namespace: 'kube-system', fieldSelector: 'spec.nodeName=control-plane-1' })).items.map((p) => p.metadata?.name ?? '');
-    for (const prefix of ['etcd-', 'kube-apiserver-', 'kube-controller-manager-', 'kube-scheduler-', 'join-service-', 'key-service-']) assert.ok(pods.some((p) => p.startsWith(prefix)), `${prefix} on control-plane-1`);
+    // Mirror pods of static pods appear once the kubelet has posted them: on a loaded machine that
+    // can be seconds after the node is Ready.
+    await eventually('static control-plane pods and services on control-plane-1', async () => {
+      const pods = (await core.listNamespacedPod({ namespace: 'kube-system', fieldSelector: 'spec.nodeName=control-plane-1' })).items.map((p) => p.metadata?.name ?? '');
+      for (const prefix of ['etcd-', 'kube-apiserver-', 'kube-controller-manager-', 'kube-scheduler-', 'join-service-', 'key-service-']) assert.ok(pods.some((p) => p.startsWith(prefix)), `${prefix} on control-plane-1`);
+      return true;
+    }, 120_000);
   });
 
   it('static control-plane pods, kube-proxy and the Helm-deployed services run', async () => {
