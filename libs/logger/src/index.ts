@@ -1,4 +1,4 @@
-/** winston JSON logging with secret redaction, plus a gRPC server logging interceptor. */
+/** winston JSON logging with secret redaction, a gRPC server logging interceptor, and the join-id metadata of a join's trace. */
 export { createLogger, createNopLogger, levelFromVerbosity, type Logger, type LoggerOptions, type LogLevel } from './logger.js';
 export { isSecretFieldName, REDACTED, redactValue, Secret, SecretRegistry } from './redaction.js';
 export { loggingInterceptor, statusName, type CallObserver, type LoggingInterceptorOptions } from './grpc-interceptor.js';

@@ -1,4 +1,4 @@
-/** Runtime pieces shared by the gRPC services: server with logging/health, metrics, signals, status errors. */
+/** Runtime pieces shared by the gRPC services: server with logging/health, metrics, signals, the one error-to-status function. */
 export { GrpcServer, type GrpcServerOptions } from './grpc-server.js';
 export { MetricsEndpoint, ServiceMetrics } from './metrics.js';
 export { goStatusText, toStatus, type RpcStatus, type StatusTable, type ToStatusOptions } from './rpc-status.js';
