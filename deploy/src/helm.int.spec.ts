@@ -111,7 +111,7 @@ describe('helm charts (real helm 3)', { skip }, () => {
     assert.deepEqual(find(objs, 'Role', 'join-service').rules, [
       { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create'] },
-      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['sev-snp-cert-cache', 'asterism-collateral-tdx-pcs'], verbs: ['update'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['sev-snp-cert-cache', 'asterism-collateral-tdx-pcs', 'asterism-collateral-sev-snp-vcek', 'asterism-collateral-sev-snp-cert-chain'], verbs: ['update'] },
     ]);
     assert.equal(find(objs, 'Role', 'join-service').metadata.namespace, 'kube-system');
     assert.deepEqual(find(objs, 'ClusterRole', 'join-service').rules, [
@@ -124,6 +124,20 @@ describe('helm charts (real helm 3)', { skip }, () => {
       ['joiningnodes.update.edgeless.systems', 'nodeversions.update.edgeless.systems'],
     );
   });
+
+  for (const [csp, variant] of [
+    ['Azure', 'azure-sev-snp'],
+    ['AWS', 'aws-sev-snp'],
+    ['GCP', 'gcp-sev-snp'],
+  ] as const) {
+    it(`joinservice accepts ${variant} (csp ${csp}, collateral flags through extraArgs)`, async () => {
+      const objs = renderChart('joinservice', joinserviceValues({ csp, attestationVariant: variant, extraArgs: ['--collateral-offline', '--amd-kds-url=http://kds-mirror.kube-system:8080'] }));
+      await validateAll(objs);
+      const c = find(objs, 'DaemonSet', 'join-service').spec.template.spec.containers[0];
+      assert.ok(c.args.includes(`--attestation-variant=${variant}`) && c.args.includes(`--cloud-provider=${csp.toLowerCase()}`), c.args.join(' '));
+      assert.ok(c.args.includes('--collateral-offline') && c.args.includes('--amd-kds-url=http://kds-mirror.kube-system:8080'));
+    });
+  }
 
   it('joinservice (GCP, digest, SSH mount, no RBAC, no annotations, extra args)', async () => {
     const digest = `sha256:${'ab'.repeat(32)}`;
@@ -154,6 +168,32 @@ describe('helm charts (real helm 3)', { skip }, () => {
     assert.equal(ds.spec.template.metadata.annotations, null);
     assert.equal(find(objs, 'Service', 'join-service').spec.ports[0].nodePort, 31000);
   });
+
+  for (const [variant, csp] of [['qemu-tdx', 'QEMU'], ['azure-tdx', 'Azure']] as const) {
+    it(`joinservice (${variant}): the variant flag, offline TDX collateral, RBAC to update its collateral ConfigMap`, async () => {
+      const objs = renderChart('joinservice', joinserviceValues({ csp, attestationVariant: variant, extraArgs: ['--collateral-offline'] }));
+      await validateAll(objs);
+      const c = find(objs, 'DaemonSet', 'join-service').spec.template.spec.containers[0];
+      assert.ok(c.args.includes(`--attestation-variant=${variant}`) && c.args.includes(`--cloud-provider=${csp.toLowerCase()}`) && c.args.includes('--collateral-offline'), c.args.join(' '));
+      const rules = find(objs, 'Role', 'join-service').rules as { resources: string[]; resourceNames?: string[]; verbs: string[] }[];
+      assert.ok(rules.some((r) => r.resources.includes('configmaps') && r.resourceNames?.includes('asterism-collateral-tdx-pcs') && r.verbs.includes('update')));
+    });
+  }
+
+  const cloudVariants: Array<[variant: string, csp: string, flag: string]> = [
+    ['azure-trustedlaunch', 'Azure', 'azure'],
+    ['aws-nitro-tpm', 'AWS', 'aws'],
+    ['gcp-sev-es', 'GCP', 'gcp'],
+  ];
+  for (const [variant, csp, flag] of cloudVariants) {
+    it(`joinservice (${csp}, ${variant}): the variant and provider reach the flags`, async () => {
+      const objs = renderChart('joinservice', joinserviceValues({ csp, attestationVariant: variant }));
+      await validateAll(objs);
+      const c = find(objs, 'DaemonSet', 'join-service').spec.template.spec.containers[0];
+      assert.ok(c.args.includes(`--attestation-variant=${variant}`), c.args.join(' '));
+      assert.ok(c.args.includes(`--cloud-provider=${flag}`), c.args.join(' '));
+    });
+  }
 
   it('keyservice (defaults): immutable Secret, gRPC probes, non-root, no API access, NetworkPolicy', async () => {
     const values = keyserviceValues();

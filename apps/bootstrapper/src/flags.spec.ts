@@ -35,3 +35,9 @@ describe('bootstrapper flags', () => {
     assert.equal(parseFlags(['-h'], {}), null);
   });
 });
+
+describe('bootstrapper flags: cloud vTPM variants', () => {
+  for (const variant of ['azure-trustedlaunch', 'aws-nitro-tpm', 'gcp-sev-es']) {
+    it(`--attestation-variant ${variant}`, () => assert.equal(parseFlags(['--attestation-variant', variant], {})!.variant.name, variant));
+  }
+});

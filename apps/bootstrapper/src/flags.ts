@@ -58,11 +58,13 @@ export const USAGE = `Usage: bootstrapper [flags]
 
 Runs on every new node: serves init.API (aTLS, the node attests itself) for the first node, and
 in parallel asks the joinservice for a join ticket. Whichever locks the node first wins; the node
-lock extends PCR 15 with the cluster ID. An initialised node that reboots rejoins instead.
+lock extends PCR 15 (RTMR2 on qemu-tdx) with the cluster ID. An initialised node that reboots
+rejoins instead.
 
 Flags (environment in brackets):
   -v <n>                         log verbosity: <=-1 debug, 0 info, 1 warn, >=2 error (default 0)
-  --attestation-variant <v>      [CONSTEL_ATTESTATION_VARIANT] e.g. qemu-vtpm (required)
+  --attestation-variant <v>      [CONSTEL_ATTESTATION_VARIANT] e.g. qemu-vtpm (required); qemu-tdx uses
+                                 <state-root>/sys/... (tdx_guest RTMRs, configfs-tsm quotes)
   --csp <p>                      [CONSTEL_CSP] cloud provider: QEMU, AWS, Azure or GCP (case-
                                  insensitive; default QEMU); selects the metadata provider
   --state-root <dir>             prefix of all node paths (default /)

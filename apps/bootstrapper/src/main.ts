@@ -9,11 +9,11 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { DummyIssuer, QemuVtpmIssuer, type Issuer } from '@asterism/attestation';
+import type { Issuer } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
 import type { MetadataProvider } from '@asterism/metadata';
-import { NodeLock, TpmNodeMarker } from '@asterism/nodelock';
+import { NodeLock } from '@asterism/nodelock';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { CryptsetupStateDisk, STATE_DISK_PBKDF_PRESETS } from './disk/state-disk.js';
 import { parseFlags, USAGE, type BootstrapperConfig } from './flags.js';
@@ -41,7 +41,7 @@ import { runBootstrapper, type InitService, type NodeControl, type RunResult } f
 import { NodeFileWriter } from './state/file-writer.js';
 import { NODE_STATE_PATH, readNodeState } from './state/node-state.js';
 import { writeStatusFile, type NodeStatus } from './status-file.js';
-import { SharedTpm } from './tpm/tpm-opener.js';
+import { nodePlatformFor, type NodePlatform } from './platform.js';
 
 /** Exit code of a "reboot" in local mode (the supervisor decides whether to start the node again). */
 export const EXIT_REBOOT = 3;
@@ -61,17 +61,6 @@ function loggerFor(config: BootstrapperConfig, secrets: SecretRegistry): Logger 
   return createLogger({ component: 'bootstrapper', level: levelFromVerbosity(config.verbosity), secrets, stream, defaultMeta: config.nodeName ? { node: config.nodeName } : {} });
 }
 
-function issuerFor(config: BootstrapperConfig, tpm: SharedTpm): Issuer {
-  switch (config.variant.name) {
-    case 'qemu-vtpm':
-      return new QemuVtpmIssuer(tpm.open);
-    case 'dummy':
-      return new DummyIssuer();
-    default:
-      throw new Error(`attestation variant ${config.variant.name} has no issuer in this build (qemu-vtpm, dummy)`);
-  }
-}
-
 /** Writes the node's status file (phase, timings, mark); failures are only logged. */
 type StatusWriter = (s: Omit<NodeStatus, 'name' | 'variant' | 'updatedAt'>) => Promise<void>;
 
@@ -88,7 +77,8 @@ interface BootNode {
   logger: Logger;
   files: NodeFileWriter;
   status: StatusWriter;
-  tpm: SharedTpm;
+  /** TPM or TDX device: issuer, cluster-ID marker and mark reader (platform.ts). */
+  platform: NodePlatform;
   issuer: Issuer;
   lock: NodeLock;
   metadata: MetadataProvider;
@@ -115,7 +105,7 @@ async function main(): Promise<void> {
   const result: RunResult = await runBootstrapper({
     logger: node.logger,
     control: nodeControl(node, () => (rebooting = true)),
-    condition: () => detectNodeCondition(node.tpm, node.disk, node.files.resolve(NODE_STATE_PATH)),
+    condition: () => detectNodeCondition(node.platform.mark, node.disk, node.files.resolve(NODE_STATE_PATH)),
     rejoin: () => rejoinStage(node, session),
     startNodeAgent: async () => startNodeAgent(node),
     initServer: (cleaner) => initServerStage(node, cleaner),
@@ -129,7 +119,7 @@ async function main(): Promise<void> {
   await finishBoot(node, result, started, session);
 }
 
-/** Logger, status file, TPM, issuer, lock, metadata, state disk, host facts, dialer and Kubernetes backend. */
+/** Logger, status file, platform (TPM or TDX: issuer, marker), lock, metadata, state disk, host facts, dialer and Kubernetes backend. */
 async function wireNode(cfg: BootstrapperConfig): Promise<BootNode> {
   const secrets = new SecretRegistry();
   const logger = loggerFor(cfg, secrets);
@@ -142,17 +132,17 @@ async function wireNode(cfg: BootstrapperConfig): Promise<BootNode> {
   await status({ phase: 'starting' });
   logger.info('bootstrapper starting', { variant: cfg.variant.name, csp: cfg.csp, backend: cfg.backend });
 
-  const tpm = new SharedTpm(cfg.tpm, (count) => logger.warn('flushed transient TPM objects left by an earlier run', { count }));
-  const issuer = issuerFor(cfg, tpm);
+  const platform = nodePlatformFor(cfg, (count) => logger.warn('flushed transient TPM objects left by an earlier run', { count }));
+  const issuer = platform.issuer;
   const metadata = metadataFor(cfg);
   return {
     cfg,
     logger,
     files,
     status,
-    tpm,
+    platform,
     issuer,
-    lock: new NodeLock(new TpmNodeMarker(tpm.open)),
+    lock: new NodeLock(platform.marker),
     metadata,
     disk: new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath, STATE_DISK_PBKDF_PRESETS[cfg.stateDiskPbkdf]),
     host: new OsHostInfo(cfg.addresses ? { addresses: cfg.addresses, ...(cfg.nodeName ? { hostname: cfg.nodeName } : {}) } : undefined),
@@ -269,13 +259,13 @@ async function initServerStage(node: BootNode, cleaner: Cleaner): Promise<InitSe
 
 /** Status and log line with the mark; then exit (kubeadm) or stay as the node's agent until SIGTERM (local). */
 async function finishBoot(node: BootNode, result: RunResult, started: number, session: RejoinSession): Promise<void> {
-  const { cfg, logger, tpm } = node;
-  const mark = await tpm.readMark().catch(() => undefined);
+  const { cfg, logger, platform } = node;
+  const mark = await platform.mark.readMark().catch(() => undefined);
   const phase = result === 'stopped' ? 'stopped' : result;
   await node.status({ phase, bootstrapMs: Date.now() - started, ...(mark ? { pcr15: mark.toString('hex') } : {}) });
   logger.info('bootstrap finished', { result, bootstrapMs: Date.now() - started, pcr15: mark?.toString('hex') });
   if (cfg.backend === 'kubeadm' || result === 'stopped') {
-    await tpm.close();
+    await platform.close();
     setImmediate(() => process.exit(0));
     return;
   }
@@ -286,7 +276,7 @@ async function finishBoot(node: BootNode, result: RunResult, started: number, se
     await session.recovery?.close();
     await verification?.close();
     await node.backend.local?.stop();
-    await tpm.close();
+    await platform.close();
     await node.status({ phase: 'stopped' });
   });
 }

@@ -27,6 +27,7 @@ import { recoverCommand } from './recover/recover-cli.js';
 import { EXIT, seconds, UsageError, withPort } from './usage.js';
 import { verifyEndpoint } from './verify/verify-endpoint.js';
 import { parseClusterId, VerifyNodeError } from './verify/running-node.js';
+import { formatSnpReport, snpReportOf } from './verify/snp-report.js';
 import { formatTdxReport, RecordingTdxVerifier, tdBodyOf } from './verify/tdx-report.js';
 
 const USAGE = `Usage: asterism <command> [flags]
@@ -252,6 +253,8 @@ async function verifyCommand(argv: string[]): Promise<number> {
   if (recorder.pcrs) process.stdout.write(`${formatMeasurementTable(measurementRows(att.measurements, recorder.pcrs))}\n`);
   const tdBody = recorder.document ? tdBodyOf(recorder.document) : undefined;
   if (tdBody) process.stdout.write(`${formatTdxReport(tdBody, tdx.last)}\n`);
+  const snpReport = recorder.document ? snpReportOf(recorder.document) : undefined;
+  if (snpReport) process.stdout.write(`${formatSnpReport(snpReport, recorder.outcome)}\n`);
   if (recorder.outcome.ok) {
     process.stdout.write(`Node ${target} is attested as ${att.variant}: accepted.\n`);
     return 0;

@@ -11,6 +11,21 @@ describe('joinservice flags', () => {
   for (const c of cases) it(c.name, () => assert.equal(parseFlags(c.argv)!.collateralOffline, c.offline));
 });
 
+describe('joinservice --amd-kds-url', () => {
+  const base = ['--cloud-provider=azure', '--attestation-variant=azure-sev-snp'];
+  const cases: { name: string; argv: string[]; url?: string; error?: RegExp }[] = [
+    { name: 'unset: AMD KDS', argv: base, url: undefined },
+    { name: 'a mirror (trailing slash dropped)', argv: [...base, '--amd-kds-url=http://127.0.0.1:8080/'], url: 'http://127.0.0.1:8080' },
+    { name: 'not a URL', argv: [...base, '--amd-kds-url=kds.example'], error: /invalid --amd-kds-url "kds.example"/ },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      if (c.error) assert.throws(() => parseFlags(c.argv), c.error);
+      else assert.equal(parseFlags(c.argv)!.amdKdsUrl, c.url);
+    });
+  }
+});
+
 describe('joinservice cloud provider flags', () => {
   const v = '--attestation-variant=aws-nitro-tpm';
   const ok: { name: string; argv: string[]; provider: string; metadataUrl?: string; cloudApiUrl?: string }[] = [
@@ -33,4 +48,33 @@ describe('joinservice cloud provider flags', () => {
     { name: 'cloud API URL not http', argv: ['--csp=aws', '--cloud-api-url=ftp://x', v], error: /invalid --cloud-api-url/ },
   ];
   for (const c of bad) it(`refuses ${c.name}`, () => assert.throws(() => parseFlags(c.argv), c.error));
+});
+
+describe('joinservice --snp-upcoming-minimum-tcb', () => {
+  const base = ['--cloud-provider=azure', '--attestation-variant=azure-sev-snp'];
+  it('unset by default', () => assert.equal(parseFlags(base)!.snpUpcomingMinimumTcb, undefined));
+  it('bl.tee.snp.ucode@date: the TCB and midnight UTC of that date', () => {
+    assert.deepEqual(parseFlags([...base, '--snp-upcoming-minimum-tcb=4.0.22.213@2027-03-01'])!.snpUpcomingMinimumTcb, {
+      tcb: { bootloader: 4, tee: 0, snp: 22, microcode: 213 },
+      effectiveAt: new Date('2027-03-01T00:00:00Z'),
+    });
+  });
+  for (const bad of ['4.0.22@2027-03-01', '4.0.22.256@2027-03-01', '4.0.22.213@2027-02-30', '4.0.22.213', 'x.0.22.213@2027-03-01']) {
+    it(`refuses ${bad}`, () => assert.throws(() => parseFlags([...base, `--snp-upcoming-minimum-tcb=${bad}`]), /invalid --snp-upcoming-minimum-tcb/));
+  }
+});
+
+describe('joinservice flags: cloud vTPM variants', () => {
+  const cases: Array<[provider: string, variant: string, expected: string]> = [
+    ['azure', 'azure-trustedlaunch', 'Azure'],
+    ['aws', 'aws-nitro-tpm', 'AWS'],
+    ['gcp', 'gcp-sev-es', 'GCP'],
+  ];
+  for (const [provider, variant, expected] of cases) {
+    it(`--cloud-provider=${provider} --attestation-variant=${variant}`, () => {
+      const c = parseFlags([`--cloud-provider=${provider}`, `--attestation-variant=${variant}`])!;
+      assert.equal(c.variant.name, variant);
+      assert.equal(c.cloudProvider, expected);
+    });
+  }
 });

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { Variant, type CloudProvider } from '@asterism/attestation';
+import { Variant, type CloudProvider, type UpcomingTcbMinimum } from '@asterism/attestation';
 import { FlagError, intFlag as int, normalizeGoFlags } from '@asterism/service-runtime';
 
 /** Joinservice configuration: the reference's flags (docs/protocol/join-ticket.md) plus Asterism's paths and ports. */
@@ -30,6 +30,10 @@ export interface JoinServiceConfig {
   rateBurst: number;
   /** Never contact vendor collateral services (Intel PCS); serve persisted collateral only. */
   collateralOffline: boolean;
+  /** AMD KDS base URL for SEV-SNP collateral (mirrors, tests); undefined = AMD's. */
+  amdKdsUrl: string | undefined;
+  /** SEV-SNP: a minimum TCB that takes effect at a date (warned about 30 days before, then enforced). */
+  snpUpcomingMinimumTcb: UpcomingTcbMinimum | undefined;
 }
 
 export const USAGE = `Usage: joinservice [flags]
@@ -60,7 +64,11 @@ Asterism flags:
                                the real one (emulators in tests)
   --rate-limit <n>             join requests per second per peer host (default 5)
   --rate-burst <n>             burst per peer host (default 20)
-  --collateral-offline         TDX: use only collateral persisted in the ConfigMap, never Intel PCS
+  --collateral-offline         TDX/SEV-SNP: use only collateral persisted in ConfigMaps (or configured), never Intel PCS / AMD KDS
+  --amd-kds-url <url>          SEV-SNP: AMD KDS base URL (default AMD's; a mirror or a local replay)
+  --snp-upcoming-minimum-tcb <bl.tee.snp.ucode@YYYY-MM-DD>
+                               SEV-SNP: minimum TCB from that date (UTC); nodes below it are warned
+                               about (log + joinservice_snp_refusal_risks_total) 30 days before
   -h, --help                   show this help
 
 The attestation config file is re-read whenever it changes (ConfigMap updates included); in-flight
@@ -97,6 +105,8 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
         'rate-limit': { type: 'string' },
         'rate-burst': { type: 'string' },
         'collateral-offline': { type: 'boolean' },
+        'amd-kds-url': { type: 'string' },
+        'snp-upcoming-minimum-tcb': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -142,5 +152,25 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
     ratePerSecond: int('rate-limit', values['rate-limit'], 5, 1, 100_000),
     rateBurst: int('rate-burst', values['rate-burst'], 20, 1, 100_000),
     collateralOffline: values['collateral-offline'] === true,
+    amdKdsUrl: kdsUrl(values['amd-kds-url']),
+    snpUpcomingMinimumTcb: upcomingTcb(values['snp-upcoming-minimum-tcb']),
   };
+}
+
+function kdsUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(raw)) throw new FlagError(`invalid --amd-kds-url "${raw}": want an http(s) URL`);
+  return raw.replace(/\/$/, '');
+}
+
+function upcomingTcb(raw: string | undefined): UpcomingTcbMinimum | undefined {
+  if (raw === undefined) return undefined;
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})@(\d{4}-\d{2}-\d{2})$/.exec(raw);
+  const effectiveAt = m ? new Date(`${m[5]}T00:00:00Z`) : undefined;
+  const parts = m ? m.slice(1, 5).map(Number) : [];
+  if (!m || !effectiveAt || Number.isNaN(effectiveAt.getTime()) || effectiveAt.toISOString().slice(0, 10) !== m[5] || parts.some((n) => n > 255)) {
+    throw new FlagError(`invalid --snp-upcoming-minimum-tcb "${raw}": want bootloader.tee.snp.microcode@YYYY-MM-DD, each version 0-255`);
+  }
+  const [bootloader, tee, snp, microcode] = parts as [number, number, number, number];
+  return { tcb: { bootloader, tee, snp, microcode }, effectiveAt };
 }

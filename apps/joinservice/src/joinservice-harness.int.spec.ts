@@ -25,6 +25,8 @@ export interface Harness {
   dir: string;
   keyservice: ServiceProcess;
   keyserviceMetrics: number;
+  /** host:port of the keyservice (for additional joinservice processes). */
+  keyserviceEndpoint: string;
   joinservice: ServiceProcess;
   endpoint: string;
   configDir: string;
@@ -33,8 +35,8 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-/** Starts control plane, cluster objects, keyservice and joinservice (variant + attestation config given). */
-export async function startHarness(variant: string, attestationConfig: string): Promise<Harness> {
+/** Starts control plane, cluster objects, keyservice and joinservice (variant + attestation config given; extra joinservice flags). */
+export async function startHarness(variant: string, attestationConfig: string, extraArgs: string[] = []): Promise<Harness> {
   const cp = await startTestControlPlane();
   const admin = new k8s.KubeConfig();
   admin.loadFromString(cp.adminKubeconfig);
@@ -48,39 +50,23 @@ export async function startHarness(variant: string, attestationConfig: string): 
   mkdirSync(configDir);
   writeFileSync(join(configDir, 'attestationConfig'), attestationConfig);
   writeFileSync(join(configDir, 'measurementSalt'), MEASUREMENT_SALT);
-  const kubeadmConfig = join(dir, 'ClusterConfiguration');
-  writeFileSync(kubeadmConfig, 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer:\n  certSANs: ["203.0.113.9", "cluster.example"]\n');
-  const kubernetesDir = join(cp.adminKubeconfigPath, '..');
-  const args = (providerArgs: string[]) => [
-    ...providerArgs,
-    `--attestation-variant=${variant}`,
-    `--key-service-endpoint=127.0.0.1:${ks.port as number}`,
-    '--host=127.0.0.1',
-    '--port=0',
-    '--metrics-port=0',
-    `--config-dir=${configDir}`,
-    `--kubeadm-config=${kubeadmConfig}`,
-    `--kubernetes-dir=${kubernetesDir}`,
-    `--kubeconfig=${cp.adminKubeconfigPath}`,
-    '--rate-limit=1000',
-    '--rate-burst=1000',
-  ];
-  const joinservice = startTsProcess('apps/joinservice/src/main.ts', args(['--cloud-provider=qemu', `--api-server-endpoint=${cp.host}:${cp.port}`]));
-  const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
+  const keyserviceEndpoint = `127.0.0.1:${ks.port as number}`;
+  const provider = extraArgs.length ? ['--cloud-provider=qemu', `--api-server-endpoint=${cp.host}:${cp.port}`, ...extraArgs] : 'qemu';
+  const { joinservice, port } = await startJoinServiceProcess({ cp, dir, keyserviceEndpoint }, provider, variant, configDir);
   const extra: ServiceProcess[] = [];
   return {
     cp,
     dir,
     keyservice,
     keyserviceMetrics: ks.metricsPort as number,
+    keyserviceEndpoint,
     joinservice,
-    endpoint: `127.0.0.1:${js.port as number}`,
+    endpoint: `127.0.0.1:${port}`,
     configDir,
     async startJoinservice(providerArgs, env = {}) {
-      const p = startTsProcess('apps/joinservice/src/main.ts', args(providerArgs), env);
-      extra.push(p);
-      const log = await p.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
-      return { process: p, endpoint: `127.0.0.1:${log.port as number}` };
+      const started = await startJoinServiceProcess({ cp, dir, keyserviceEndpoint }, providerArgs, variant, configDir, env);
+      extra.push(started.joinservice);
+      return { process: started.joinservice, endpoint: `127.0.0.1:${started.port}` };
     },
     async stop() {
       for (const p of extra) await p.stop();
@@ -89,6 +75,40 @@ export async function startHarness(variant: string, attestationConfig: string): 
       await cp.stop();
     },
   };
+}
+
+/**
+ * Starts a joinservice process against the harness's control plane and keyservice with a
+ * `configDir` holding `attestationConfig` and `measurementSalt`; resolves once it serves.
+ * `provider` is a cloud provider name (the API server endpoint is then the harness's) or the
+ * complete provider flags (e.g. `--csp=aws --metadata-url=...`).
+ */
+export async function startJoinServiceProcess(
+  h: Pick<Harness, 'cp' | 'dir' | 'keyserviceEndpoint'>,
+  provider: string | string[],
+  variant: string,
+  configDir: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ joinservice: ServiceProcess; port: number }> {
+  const providerArgs = typeof provider === 'string' ? [`--cloud-provider=${provider}`, `--api-server-endpoint=${h.cp.host}:${h.cp.port}`] : provider;
+  const kubeadmConfig = join(h.dir, 'ClusterConfiguration');
+  writeFileSync(kubeadmConfig, 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer:\n  certSANs: ["203.0.113.9", "cluster.example"]\n');
+  const joinservice = startTsProcess('apps/joinservice/src/main.ts', [
+    ...providerArgs,
+    `--attestation-variant=${variant}`,
+    `--key-service-endpoint=${h.keyserviceEndpoint}`,
+    '--host=127.0.0.1',
+    '--port=0',
+    '--metrics-port=0',
+    `--config-dir=${configDir}`,
+    `--kubeadm-config=${kubeadmConfig}`,
+    `--kubernetes-dir=${join(h.cp.adminKubeconfigPath, '..')}`,
+    `--kubeconfig=${h.cp.adminKubeconfigPath}`,
+    '--rate-limit=1000',
+    '--rate-burst=1000',
+  ], env);
+  const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
+  return { joinservice, port: js.port as number };
 }
 
 /** GetDataKey calls the keyservice has answered so far (its own Prometheus counter). */

@@ -6,17 +6,27 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CachedTdxCollateralSource, CollateralCache, pcsCollateralFetcher, registerAzureTdxValidator, registerQemuTdxValidator, validatorFromConfigJson } from '@asterism/attestation';
+import {
+  CachedTdxCollateralSource,
+  CollateralCache,
+  httpCertificateFetcher,
+  pcsCollateralFetcher,
+  registerAzureTdxValidator,
+  registerQemuTdxValidator,
+  validatorFromConfigJson,
+  type ValidatorDependencies,
+} from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, SharedBootstrapTokens, type KubeClients } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
-import { cloudMetadata, parseCloudKind, QemuMetadataClient, QEMU_METADATA_BASE_URL, type MetadataProvider } from '@asterism/metadata';
+import { AwsSdkCloudApi, cloudMetadata, parseCloudKind, QemuMetadataClient, QEMU_METADATA_BASE_URL, type MetadataProvider } from '@asterism/metadata';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { ConfigWatcher } from './attestation/config-watcher.js';
 import { UpdatableValidator } from './attestation/updatable-validator.js';
-import { CertCache, certCacheSignerFor } from './certcache/cert-cache.js';
+import { CertCache } from './certcache/cert-cache.js';
 import { ConfigMapCollateralStore } from './certcache/collateral-store.js';
 import { HttpKdsChainSource } from './certcache/kds-client.js';
+import { CollateralCounts, SNP_VARIANTS, snpValidatorDependencies } from './certcache/snp-collateral.js';
 import { parseFlags, USAGE, type JoinServiceConfig } from './flags.js';
 import { KeyServiceClient } from './keyservice-client.js';
 import { ClusterComponents, KubeadmJoinTokens } from './kubernetes/cluster-sources.js';
@@ -60,24 +70,50 @@ async function main(): Promise<void> {
   const cfg = config;
   try {
     const clients: KubeClients = await step(logger, 'creating Kubernetes client', () => (cfg.kubeconfig ? clientsFromKubeconfigFile(cfg.kubeconfig) : clientsInCluster()));
-    const signer = certCacheSignerFor(cfg.variant.name);
-    if (signer) {
-      // The SNP validators that consume the cached ASK are not part of this build; the cache is still kept current.
-      await step(logger, 'creating certificate cache', () => new CertCache(new ConfigMapStore(clients.core), new HttpKdsChainSource(), logger).load(signer));
-    }
+    const collateralCounts = new CollateralCounts();
+    const snp = SNP_VARIANTS.has(cfg.variant.name)
+      ? await step(logger, 'creating SEV-SNP certificate and collateral caches', () =>
+          snpValidatorDependencies({
+            variant: cfg.variant.name,
+            certCache: new CertCache(new ConfigMapStore(clients.core), new HttpKdsChainSource(cfg.amdKdsUrl), logger),
+            store: new ConfigMapCollateralStore(new ConfigMapStore(clients.core)),
+            metrics: collateralCounts,
+            logger,
+            offline: cfg.collateralOffline,
+            ...(cfg.amdKdsUrl ? { kdsBaseUrl: cfg.amdKdsUrl } : {}),
+            ...(cfg.snpUpcomingMinimumTcb ? { upcomingMinimumTcb: cfg.snpUpcomingMinimumTcb } : {}),
+          }),
+        )
+      : undefined;
     if (cfg.variant.name === 'qemu-tdx' || cfg.variant.name === 'azure-tdx') {
       // One TDX collateral cache for the process (it outlives config reloads): Intel PCS fetches
       // bounded by the handshake's deadline, shared per key, backed off on failure.
       // Verified collateral is persisted in a ConfigMap, so restarts and replicas reuse it.
-      const tdxCache = new CollateralCache({ name: 'tdx-pcs', fetch: pcsCollateralFetcher(), offline: cfg.collateralOffline, store: new ConfigMapCollateralStore(new ConfigMapStore(clients.core)), logger });
+      const tdxCache = new CollateralCache({
+        name: 'tdx-pcs',
+        fetch: pcsCollateralFetcher(),
+        offline: cfg.collateralOffline,
+        store: new ConfigMapCollateralStore(new ConfigMapStore(clients.core)),
+        metrics: collateralCounts,
+        logger,
+      });
       await step(logger, 'loading the TDX collateral cache', () => tdxCache.load());
       const tdxCollateral = new CachedTdxCollateralSource(tdxCache);
       registerQemuTdxValidator(tdxCollateral);
       registerAzureTdxValidator(tdxCollateral);
     }
+    // azure-trustedlaunch follows the AK certificate's CA Issuers URLs for links the document lacks
+    // (chains still end in the configured root); gcp-sev-es asks the Compute API with the node's
+    // service-account token; aws-nitro-tpm asks EC2 DescribeImages (the SDK client of the AWS
+    // metadata provider; --cloud-api-url points it elsewhere, e.g. an EC2 emulator).
+    const deps: ValidatorDependencies = {
+      azureTrustedLaunch: { fetchCertificate: httpCertificateFetcher() },
+      awsNitroTpm: { images: new AwsSdkCloudApi(cfg.cloudApiUrl ? { endpoint: cfg.cloudApiUrl } : {}) },
+      ...(snp ? { snp } : {}),
+    };
     const attestationConfigPath = join(cfg.configDir, 'attestationConfig');
     const validator = await step(logger, `loading attestation config ${attestationConfigPath}`, () =>
-      UpdatableValidator.create(attestationConfigPath, (json) => validatorFromConfigJson(json, cfg.variant, logger), logger),
+      UpdatableValidator.create(attestationConfigPath, (json) => validatorFromConfigJson(json, cfg.variant, logger, deps), logger),
     );
     const endpoint = await step(logger, 'determining API server endpoint', () => apiServerEndpoint(cfg));
     const keys = new KeyServiceClient(cfg.keyServiceEndpoint);
@@ -110,6 +146,7 @@ async function main(): Promise<void> {
       metricsPort: cfg.metricsPort,
       ratePerSecond: cfg.ratePerSecond,
       rateBurst: cfg.rateBurst,
+      collateralCounts,
     });
     const watcher = new ConfigWatcher(attestationConfigPath, () => validator.reload(), logger);
     await step(logger, `watching ${attestationConfigPath}`, () => watcher.start());

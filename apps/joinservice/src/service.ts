@@ -4,6 +4,7 @@ import type { Logger } from '@asterism/logger';
 import { join } from '@asterism/proto';
 import { GrpcServer, PeerRateLimiter, ServiceMetrics, type MetricsEndpoint } from '@asterism/service-runtime';
 import { JoinServer } from './join-server.js';
+import type { CollateralCounts } from './certcache/snp-collateral.js';
 import { JoinMetrics } from './metrics.js';
 import { TicketIssuer, type TicketIssuerDeps } from './ticket/ticket-issuer.js';
 import { MeteredValidator } from './attestation/metered-validator.js';
@@ -38,6 +39,8 @@ export interface JoinServiceOptions {
   metricsPort: number;
   ratePerSecond: number;
   rateBurst: number;
+  /** Collateral cache counters (SEV-SNP/TDX), exported as `joinservice_collateral_*_total`. */
+  collateralCounts?: CollateralCounts;
 }
 
 /** Largest join request we accept (CSR 16 KiB + host key 4 KiB + principals, with headroom). */
@@ -57,6 +60,7 @@ export async function startJoinService(o: JoinServiceOptions): Promise<RunningJo
     ...(transport.interceptors ? { interceptors: transport.interceptors } : {}),
   });
   if (transport.refusals) joinMetrics.observeConnectionRefusals(transport.refusals);
+  if (o.collateralCounts) joinMetrics.observeCollateral(o.collateralCounts);
   const issuer = new TicketIssuer({ ...o.issuer, logger: o.logger });
   const server = new JoinServer(issuer, o.logger, joinMetrics, new PeerRateLimiter(o.ratePerSecond, o.rateBurst), () => o.validator.variant.name);
   grpcServer.server.addService(join.APIService, server.handlers() as unknown as grpc.UntypedServiceImplementation);

@@ -13,9 +13,18 @@ describe('validator choice', () => {
 
   it('names the variant and the available ones when no validator is registered', () => {
     assert.throws(
-      () => validatorFromConfigJson('{"measurements":{}}', 'aws-nitro-tpm'),
-      (e: unknown) => e instanceof AttestationError && e.code === 'CONFIG_INVALID' && /aws-nitro-tpm/.test(e.message) && /dummy/.test(e.message),
+      // azure-tdx registers only with a collateral source (registerAzureTdxValidator).
+      () => validatorFromConfigJson(`{"measurements":{},"qeSVN":0,"pceSVN":0,"teeTCBSVN":"latest","qeVendorID":"latest","xfam":"latest","intelRootKey":""}`, 'azure-tdx'),
+      (e: unknown) => e instanceof AttestationError && e.code === 'CONFIG_INVALID' && /azure-tdx/.test(e.message) && /dummy/.test(e.message),
     );
+  });
+
+  it('the cloud vTPM variants register themselves and build from measurements-only configs', () => {
+    const M = `{"measurements":{"0":{"expected":"${'00'.repeat(32)}","warnOnly":false}}}`;
+    for (const variant of ['azure-trustedlaunch', 'aws-nitro-tpm', 'gcp-sev-es']) {
+      assert.ok(validatorVariants().includes(variant), variant);
+      assert.equal(validatorFromConfigJson(M, variant).variant.name, variant);
+    }
   });
 
   it('refuses to register an unknown variant', () => {

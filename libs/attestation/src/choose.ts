@@ -3,6 +3,9 @@ import type { AttestationConfig } from './config/types.js';
 import { DummyValidator } from './dummy.js';
 import { AttestationError } from './errors.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Validator } from './interfaces.js';
+import type { AwsNitroTpmDependencies } from './aws/nitro-tpm.js';
+import type { AzureTrustedLaunchDependencies } from './azure/trustedlaunch.js';
+import type { GcpSevEsDependencies } from './gcp/sev-es.js';
 import type { SnpValidatorDependencies } from './snp/validator.js';
 import { Variant } from './variant.js';
 
@@ -13,6 +16,9 @@ import { Variant } from './variant.js';
  */
 export interface ValidatorDependencies {
   readonly snp?: SnpValidatorDependencies;
+  readonly azureTrustedLaunch?: AzureTrustedLaunchDependencies;
+  readonly awsNitroTpm?: AwsNitroTpmDependencies;
+  readonly gcpSevEs?: GcpSevEsDependencies;
 }
 
 /** Builds a validator of one variant from its decoded attestation config. */

@@ -50,7 +50,12 @@ export type AttestationErrorCode =
   | 'COLLATERAL_MISMATCH'
   | 'COLLATERAL_EXPIRED'
   | 'TCB_LEVEL_NOT_FOUND'
-  | 'TCB_STATUS_REJECTED';
+  | 'TCB_STATUS_REJECTED'
+  // Cloud vTPM variants (docs/protocol/cloud-vtpm-variants.md)
+  | 'ROOT_EXPIRED'
+  | 'TPM_SUPPORT_MISSING'
+  | 'PLATFORM_CHECK_FAILED'
+  | 'CLOUD_API_FAILED';
 
 /** Why a piece of evidence was rejected (or could not be produced). */
 export class AttestationError extends AsterismError<AttestationErrorCode> {}

@@ -68,6 +68,18 @@ describe('SysfsRtmrDevice against a fake tdx_guest measurements directory', () =
     assert.deepEqual(readFileSync(join(dir, 'rtmr3:sha384')), Buffer.alloc(48));
   });
 
+  it('1,000 concurrent tryLockOnce calls through the sysfs device: one winner, exactly one 48-byte write of SHA384(clusterID)', async () => {
+    writeFileSync(join(dir, 'rtmr2:sha384'), Buffer.alloc(48));
+    const sysfs = new SysfsRtmrDevice(dir);
+    const writes: Buffer[] = [];
+    const counting: RtmrDevice = { extend: async (i, d) => (writes.push(d), sysfs.extend(i, d)), read: (i) => sysfs.read(i) };
+    const lock = new NodeLock(new RtmrNodeMarker(async () => counting));
+    const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => lock.tryLockOnce(CLUSTER_ID, i % 2 ? 'join' : 'init')));
+    assert.equal(results.filter((r) => r === 'acquired').length, 1);
+    assert.deepEqual(writes, [sha384(CLUSTER_ID)]);
+    assert.deepEqual(readFileSync(join(dir, 'rtmr2:sha384')), sha384(CLUSTER_ID));
+  });
+
   it('reads: zero = not bootstrapped, non-zero = bootstrapped; wrong length, bad index and a missing device are errors', async () => {
     const dev = new SysfsRtmrDevice(dir);
     writeFileSync(join(dir, 'rtmr2:sha384'), Buffer.alloc(48));

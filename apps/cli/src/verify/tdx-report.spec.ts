@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { encodeTdxDocument, parseTdxQuote } from '@asterism/attestation';
+import { encodeAzureTdxInstanceInfo, encodeDocument, encodeTdxDocument, parseTdxQuote } from '@asterism/attestation';
 import { tdxVector, vectorCollateral } from '@asterism/attestation/testing';
 import { formatTdxReport, RecordingTdxVerifier, tdBodyOf } from './tdx-report.js';
 
@@ -18,10 +18,16 @@ describe('asterism verify: TDX report', () => {
     assert.equal(tdBodyOf(Buffer.from('{"not":"tdx"}')), undefined);
   });
 
+  it('finds the TD body in an azure-tdx vTPM document (the quote in its instance info)', () => {
+    const doc = encodeDocument({ attestation: null, instanceInfo: encodeAzureTdxInstanceInfo({ attestationReport: quote, runtimeData: Buffer.from('{}') }), userData: Buffer.alloc(0) });
+    assert.deepEqual(tdBodyOf(doc)!.mrTd, body.mrTd);
+    assert.equal(tdBodyOf(encodeDocument({ attestation: null, instanceInfo: Buffer.from('{"AttestationReport":"AAAA","RuntimeData":""}'), userData: Buffer.alloc(0) })), undefined);
+  });
+
   it('prints the failing DCAP check with its code and fields (real quote, June 2023 collateral)', () => {
     const rec = new RecordingTdxVerifier();
     assert.throws(() => rec.verify(parseTdxQuote(quote), collateral, new Date('2023-06-20T00:00:00Z')));
-    assert.match(formatTdxReport(body, rec.last), /DCAP: failing check TCB_LEVEL_NOT_FOUND: .*"teeTcbSvn":"03000400000000000000000000000000"/);
+    assert.match(formatTdxReport(body, rec.last), /DCAP: failing check TCB_LEVEL_NOT_FOUND: .*"teeTcbSvn":"03000400000000000000000000000000".*"belowLowestLevel":\["sgx\[0\] 3 < 5","sgx\[1\] 3 < 5","sgx\[4\] 2 < 3","sgx\[7\] 2 < 3","tdx\[2\] 4 < 5"\]/);
     assert.throws(() => rec.verify(parseTdxQuote(quote), collateral, new Date('2026-01-01T00:00:00Z')));
     assert.match(formatTdxReport(body, rec.last), /failing check COLLATERAL_EXPIRED/);
   });

@@ -3,6 +3,7 @@ import { Measurements, validatorFor } from '@asterism/attestation';
 import { EXIT } from '../usage.js';
 import { GrpcAttestationSource } from './grpc-attestation-source.js';
 import { formatMeasurementTable, measurementRows } from './report.js';
+import { formatSnpReport, snpReportOf } from './snp-report.js';
 import { verifyRunningNode, VerifyNodeError, type RunningNodeResult } from './running-node.js';
 
 /** Output formats of `asterism verify`. */
@@ -28,6 +29,8 @@ export function renderRunningNode(result: RunningNodeResult, att: AttestationCon
   }
   const lines: string[] = [];
   if (result.pcrs) lines.push(formatMeasurementTable(rows));
+  const snp = snpReportOf(result.document);
+  if (snp) lines.push(formatSnpReport(snp, result.attestation));
   if (result.clusterId) {
     const c = result.clusterId;
     lines.push(`Cluster ID (PCR 15): ${c.ok ? 'matches' : 'MISMATCH'}`, `  expected ${c.expected}`, `  actual   ${c.actual ?? '(missing)'}`);

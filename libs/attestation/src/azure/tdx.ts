@@ -17,7 +17,9 @@ import { registerValidator } from '../choose.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
 import { Variant } from '../variant.js';
 import type { VtpmAttestationDocument } from '../vtpm/document.js';
+import { VtpmIssuer } from '../vtpm/issuer.js';
 import { VtpmValidator } from '../vtpm/validator.js';
+import { AZURE_AK_HANDLE } from '../snp/hcl.js';
 import { checkHclAkBinding } from './hcl-ak.js';
 import { HCL_REPORT_NV_INDEX, parseTdxHclReport } from './hcl-report.js';
 import { checkAzureTdxPolicy } from './tdx-policy.js';
@@ -116,6 +118,36 @@ export async function azureTdxInstanceInfo(tpm: TpmClient, quotes: TdQuoteClient
   const hcl = parseTdxHclReport(await tpm.nvRead(HCL_REPORT_NV_INDEX));
   const quote = await quotes.quote(hcl.tdReport, signal);
   return encodeAzureTdxInstanceInfo({ attestationReport: quote, runtimeData: hcl.runtimeData });
+}
+
+/** Options of the azure-tdx issuer (tests point the quote endpoint at a local server). */
+export interface AzureTdxIssuerOptions {
+  /** The platform's quote endpoint (default: IMDS `/acc/tdquote`). */
+  readonly quotes?: TdQuoteClient;
+  /** The raw TCG event log, if the platform exposes one. */
+  readonly eventLog?: () => Promise<Buffer>;
+}
+
+/**
+ * azure-tdx issuer: a vTPM document quoted by the HCL attestation key persisted at 0x81000003,
+ * whose instance info carries the TD quote of the HCL report and its runtime data (the runtime
+ * data names that AK, and the TD report's REPORT_DATA is the runtime data's SHA-256).
+ */
+export class AzureTdxIssuer extends VtpmIssuer {
+  constructor(openTpm: () => Promise<TpmClient>, options: AzureTdxIssuerOptions = {}) {
+    const quotes = options.quotes ?? new ImdsTdQuoteClient();
+    super({
+      variant: Variant.fromString('azure-tdx'),
+      openTpm,
+      akKind: 'rsa',
+      ...(options.eventLog ? { eventLog: options.eventLog } : {}),
+      loadAttestationKey: async (tpm) => {
+        const pub = await tpm.readPublic(AZURE_AK_HANDLE);
+        return { handle: AZURE_AK_HANDLE, publicBytes: pub.publicBytes, public: pub.public, transient: false };
+      },
+      instanceInfo: (tpm, _extraData, signal) => azureTdxInstanceInfo(tpm, quotes, signal),
+    });
+  }
 }
 
 /**

@@ -7,7 +7,7 @@ import { Variant, VARIANTS, type VariantName } from '../variant.js';
 import { defaultAttestationConfig, encodeAttestationConfig, unmarshalAttestationConfig } from './attestation-config.js';
 import { certificateToPem } from './certificate.js';
 import { ARK_MILAN_PEM, INTEL_SGX_ROOT_CA_PEM } from './roots.js';
-import type { AzureSevSnpConfig, AzureTdxConfig, SevSnpConfig } from './types.js';
+import type { AzureSevSnpConfig, AzureTdxConfig, MeasurementsOnlyConfig, SevSnpConfig } from './types.js';
 
 const Z = '00'.repeat(32);
 const M = `{"15":{"expected":"${Z}","warnOnly":false},"4":{"expected":"${'12'.repeat(32)}","warnOnly":true}}`;
@@ -20,6 +20,8 @@ describe('attestation config: canonical Go JSON round-trips byte-identically', (
     ['qemu-vtpm', `{"measurements":${M}}`],
     ['aws-nitro-tpm', `{"measurements":${M}}`],
     ['azure-trustedlaunch', `{"measurements":{}}`],
+    // Our extension (docs/protocol/cloud-vtpm-variants.md §2.3): the configured AK root.
+    ['azure-trustedlaunch', `{"measurements":${M},"akRootKey":${ARK}}`],
     ['gcp-sev-es', `{"measurements":${M}}`],
     ['qemu-tdx', `{"measurements":{"0":{"expected":"${'ab'.repeat(48)}","warnOnly":false}}}`],
     ['dummy', '{}'],
@@ -75,6 +77,12 @@ describe('attestation config: decoding', () => {
       cfg.firmwareSignerConfig.acceptedKeyDigests.map((d) => d.toString('hex')),
       [DIGEST],
     );
+  });
+
+  it('azure-trustedlaunch: akRootKey "" or absent is the default root; junk is CONFIG_INVALID naming the field', () => {
+    assert.equal((unmarshalAttestationConfig(`{"measurements":${M},"akRootKey":""}`, 'azure-trustedlaunch') as MeasurementsOnlyConfig).akRootKey ?? null, null);
+    assert.equal((unmarshalAttestationConfig(`{"measurements":${M}}`, 'azure-trustedlaunch') as MeasurementsOnlyConfig).akRootKey ?? null, null);
+    assert.throws(() => unmarshalAttestationConfig(`{"measurements":${M},"akRootKey":"junk"}`, 'azure-trustedlaunch'), invalid('akRootKey'));
   });
 
   it('dummy may omit measurements', () => assert.equal(unmarshalAttestationConfig('{}', 'dummy').measurements.size, 0));

@@ -49,6 +49,7 @@ export function unmarshalAttestationConfig(data: string | Uint8Array, variant: V
     }
   };
 
+  if (name === 'azure-trustedlaunch') return { variant: name, measurements: measurements(true), akRootKey: r.certificate(r.get(obj, 'akRootKey') ?? '', 'akRootKey') };
   if (MEASUREMENTS_ONLY.includes(name)) return { variant: name as MeasurementsOnlyVariant, measurements: measurements(name !== 'dummy') };
 
   if (name === 'azure-tdx') {
@@ -93,9 +94,11 @@ export function encodeAttestationConfig(cfg: AttestationConfig): string {
   switch (cfg.variant) {
     case 'dummy':
       return cfg.measurements.size === 0 ? '{}' : `{${m}}`;
+    case 'azure-trustedlaunch':
+      // akRootKey is our extension (docs/protocol/cloud-vtpm-variants.md §2.3): written only when set.
+      return cfg.akRootKey ? `{${m},"akRootKey":${encodeCertificate(cfg.akRootKey)}}` : `{${m}}`;
     case 'qemu-vtpm':
     case 'aws-nitro-tpm':
-    case 'azure-trustedlaunch':
     case 'gcp-sev-es':
     case 'qemu-tdx':
       return `{${m}}`;

@@ -33,6 +33,12 @@ export type MeasurementsOnlyVariant = 'qemu-vtpm' | 'aws-nitro-tpm' | 'azure-tru
 export interface MeasurementsOnlyConfig {
   variant: MeasurementsOnlyVariant;
   measurements: Measurements;
+  /**
+   * azure-trustedlaunch only, an extension of the reference's config: the root certificate (DER)
+   * AK certificates must chain to; absent/`null` = the embedded default root
+   * (docs/protocol/cloud-vtpm-variants.md §2.3).
+   */
+  akRootKey?: Buffer | null;
 }
 
 /** Shared by the SEV-SNP variants: minimum launch TCB components and the AMD roots. */

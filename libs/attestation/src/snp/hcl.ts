@@ -27,7 +27,8 @@ const hclInvalid = (why: string, details: Record<string, unknown> = {}) => new A
 
 /**
  * Splits the HCL report: 32-byte header, SNP report, 20-byte IGVM request header (report type
- * must be SNP; runtime data size bounded by the data present), runtime data.
+ * must be SNP; runtime data size bounded by the data present), runtime data (cut at its first NUL:
+ * the HCL pads it, and the padding is not part of what REPORT_DATA binds).
  */
 export function parseHclReport(nv: Uint8Array): HclReport {
   const b = Buffer.from(nv);
@@ -38,7 +39,9 @@ export function parseHclReport(nv: Uint8Array): HclReport {
   const size = b.readUInt32LE(igvm + 16);
   const start = igvm + IGVM_HEADER;
   if (size === 0 || start + size > b.length) throw hclInvalid(`runtime data size ${size} exceeds the ${b.length - start} bytes present`, { runtimeDataSize: size });
-  return { report: Buffer.from(b.subarray(HCL_HEADER, igvm)), runtimeData: Buffer.from(b.subarray(start, start + size)) };
+  const data = b.subarray(start, start + size);
+  const nul = data.indexOf(0);
+  return { report: Buffer.from(b.subarray(HCL_HEADER, igvm)), runtimeData: Buffer.from(nul >= 0 ? data.subarray(0, nul) : data) };
 }
 
 /** Builds an HCL report around an SNP report and runtime data (tests; the layout Azure writes to NV). */

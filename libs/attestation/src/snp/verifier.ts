@@ -16,7 +16,7 @@ import type { AttestationLogger } from '../interfaces.js';
 import { verifySignerChain, type SignatureMemo } from './chain.js';
 import { parseAmdChain, parseSignerCertificate, type AmdCertificate, type SignerCertificate } from './certs.js';
 import { checkReportAgainstSigner, checkReportClaims, type SnpReportPolicy } from './checks.js';
-import { vcekKey, type SnpCollateralViews } from './collateral.js';
+import { chainKey, vcekKey, type SnpCollateralViews } from './collateral.js';
 import { requireSupportedProduct, type SnpProductLine } from './product.js';
 import { parseReport, type SnpReport } from './report.js';
 import { verifyReportSignature } from './signature.js';
@@ -76,6 +76,7 @@ class ParsedMemo<T> {
 export class SnpVerifier {
   readonly #signers = new ParsedMemo<SignerCertificate>();
   readonly #chains = new ParsedMemo<AmdCertificate | undefined>();
+  readonly #remembered = new Set<string>();
 
   constructor(private readonly options: SnpVerifierOptions) {}
 
@@ -148,12 +149,25 @@ export class SnpVerifier {
     }
   }
 
-  /** A VCEK that came with the evidence is kept, so later evidence without it verifies offline. */
+  /**
+   * A VCEK that came with the evidence is kept (with the ASK chain that came along, which its
+   * verification needs when no ASK is configured), so later evidence without it verifies offline.
+   * Each key is tried once per verifier: a warm validation does not re-verify it.
+   */
   private remember(report: SnpReport, signer: SignerCertificate, evidence: SnpEvidence): void {
     if (signer.kind !== 'vcek' || evidence.reportSigner.length === 0 || report.maskChipKey || report.chipId.every((b) => b === 0)) return;
     const key = vcekKey(report.chipId, report.reportedTcb);
-    if (this.options.collateral.vcek.cache.entry(key)) return;
-    this.options.collateral.vcek.provide(key, signer.der).catch((err: unknown) => this.options.logger.info('not caching the VCEK sent with the report', { error: (err as Error)?.message }));
+    const { vcek, chain } = this.options.collateral;
+    if (this.#remembered.has(key) || vcek.cache.entry(key)) return;
+    if (this.#remembered.size >= 512) this.#remembered.clear();
+    this.#remembered.add(key);
+    const sentChain = Buffer.from(evidence.certChain);
+    const provideChain = async () => {
+      if (sentChain.toString('utf8').trim() !== '' && !chain.cache.entry(chainKey('vcek'))) await chain.provide(chainKey('vcek'), sentChain);
+    };
+    provideChain()
+      .then(() => vcek.provide(key, signer.der))
+      .catch((err: unknown) => this.options.logger.info('not caching the VCEK sent with the report', { error: (err as Error)?.message }));
   }
 
   private warn(v: VerifiedSnpReport): void {

@@ -62,9 +62,13 @@ export function makeSyntheticPki(): SyntheticPki {
   }
 }
 
-/** The real quote, re-signed: fresh attestation key, QE report signed by the stand-in PCK key. */
-export function resignedQuote(pki: SyntheticPki): Buffer {
+/**
+ * The real quote, re-signed: fresh attestation key, QE report signed by the stand-in PCK key.
+ * `signedBytes` replaces the header + body the attestation key signs (e.g. a v5 layout).
+ */
+export function resignedQuote(pki: SyntheticPki, signedBytes?: Buffer): Buffer {
   const real = parseTdxQuote(tdxVector('quote-v4-spr.dat'));
+  const signed = signedBytes ?? real.signedBytes;
   const ak = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const jwk = ak.publicKey.export({ format: 'jwk' });
   const akRaw = Buffer.concat([Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')]);
@@ -80,8 +84,19 @@ export function resignedQuote(pki: SyntheticPki): Buffer {
   };
   const inner = Buffer.concat([u16(5), u32(pem.length), pem]);
   const outer = Buffer.concat([qeReport, p1363(pki.pck.key, qeReport), u16(real.qeAuthData.length), real.qeAuthData, inner]);
-  const sigData = Buffer.concat([p1363(ak.privateKey, real.signedBytes), akRaw, u16(6), u32(outer.length), outer]);
-  return Buffer.concat([real.signedBytes, u32(sigData.length), sigData]);
+  const sigData = Buffer.concat([p1363(ak.privateKey, signed), akRaw, u16(6), u32(outer.length), outer]);
+  return Buffer.concat([signed, u32(sigData.length), sigData]);
+}
+
+/** The real quote's header + body as a v5 quote with a body descriptor (type 2: TDX 1.0, 584 bytes; type 3: TDX 1.5, 648). */
+export function v5SignedBytes(bodyType: 2 | 3): Buffer {
+  const real = parseTdxQuote(tdxVector('quote-v4-spr.dat')).signedBytes;
+  const descriptor = Buffer.alloc(6);
+  descriptor.writeUInt16LE(bodyType, 0);
+  descriptor.writeUInt32LE(bodyType === 2 ? 584 : 648, 2);
+  const out = Buffer.concat([real.subarray(0, 48), descriptor, real.subarray(48), Buffer.alloc(bodyType === 3 ? 64 : 0)]);
+  out.writeUInt16LE(5, 0);
+  return out;
 }
 
 /** What to change in the re-signed collateral. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { missingComponent } from '@asterism/testing';
 import { AttestationError } from '../errors.js';
-import { makeSyntheticPki, resignedCollateral, resignedQuote, type CollateralEdits, type SyntheticPki } from './synthetic-pki.fixture.js';
+import { makeSyntheticPki, resignedCollateral, resignedQuote, v5SignedBytes, type CollateralEdits, type SyntheticPki } from './synthetic-pki.fixture.js';
 import { DcapVerifier } from './verifier.js';
 import { errorCode } from './vectors.fixture.js';
 
@@ -26,6 +26,13 @@ describe('DcapVerifier end to end with a stand-in Intel PKI (re-signed real quot
   it('verifies with status UpToDate when the TCB info has a level the platform meets', () => {
     const r = verifier().verify(quote, resignedCollateral(p, at), at);
     assert.deepEqual([r.tcb.status, r.tcb.platformStatus, r.tcb.qeStatus, r.fmspc, r.pckIssuer], ['UpToDate', 'UpToDate', 'UpToDate', '50806f000000', 'Test SGX PCK Platform CA']);
+  });
+
+  it('a signed v5 quote with a TDX 1.0 body verifies like v4 (same body, UpToDate); a signed TDX 1.5 body is refused by version', () => {
+    const v5 = verifier().verify(resignedQuote(p, v5SignedBytes(2)), resignedCollateral(p, at), at);
+    assert.deepEqual([v5.quote.header.version, v5.quote.bodyType, v5.tcb.status], [5, 2, 'UpToDate']);
+    assert.deepEqual(v5.quote.body, verifier().verify(quote, resignedCollateral(p, at), at).quote.body);
+    assert.equal(errorCode(() => verifier().verify(resignedQuote(p, v5SignedBytes(3)), resignedCollateral(p, at), at)), 'QUOTE_VERSION_UNSUPPORTED');
   });
 
   const pckSerial = () => p.pck.cert.serialNumber;

@@ -35,18 +35,40 @@ export function matchPlatformLevel(tcbInfo: TdxTcbInfo, pck: PckTcb, body: TdRep
   // With a TDX module major version (byte 1) set, bytes 0 and 1 describe the module and are
   // evaluated through the module identity instead.
   const first = body.teeTcbSvn[1]! > 0 && tcbInfo.moduleIdentities.length > 0 ? 2 : 0;
-  const level = tcbInfo.tcbLevels.find(
-    (l) =>
-      l.sgxComponents.every((svn, i) => pck.sgxComponents[i]! >= svn) &&
-      pck.pceSvn >= l.pceSvn &&
-      l.tdxComponents.every((svn, i) => i < first || body.teeTcbSvn[i]! >= svn),
-  );
+  const level = tcbInfo.tcbLevels.find((l) => shortfalls(l, pck, body, first).length === 0);
   if (!level) {
-    throw new AttestationError('TCB_LEVEL_NOT_FOUND', `no TCB level of FMSPC ${tcbInfo.fmspc.toString('hex')} is met by the platform (SGX ${pck.sgxComponents.join(',')}, PCE SVN ${pck.pceSvn}, TEE TCB SVN ${body.teeTcbSvn.toString('hex')})`, {
-      details: { check: 'platform-tcb', sgxComponents: pck.sgxComponents, pceSvn: pck.pceSvn, teeTcbSvn: body.teeTcbSvn.toString('hex') },
-    });
+    // The last level is the lowest Intel lists: name every component below it.
+    const lowest = tcbInfo.tcbLevels.at(-1);
+    const below = lowest ? shortfalls(lowest, pck, body, first) : [];
+    throw new AttestationError(
+      'TCB_LEVEL_NOT_FOUND',
+      `no TCB level of FMSPC ${tcbInfo.fmspc.toString('hex')} is met by the platform (SGX ${pck.sgxComponents.join(',')}, PCE SVN ${pck.pceSvn}, TEE TCB SVN ${body.teeTcbSvn.toString('hex')}; below the lowest level: ${below.join(', ') || 'none'})`,
+      {
+        details: {
+          check: 'platform-tcb',
+          sgxComponents: pck.sgxComponents,
+          pceSvn: pck.pceSvn,
+          teeTcbSvn: body.teeTcbSvn.toString('hex'),
+          lowestLevel: lowest ? { sgxComponents: lowest.sgxComponents, pceSvn: lowest.pceSvn, tdxComponents: lowest.tdxComponents, tcbDate: lowest.tcbDate } : undefined,
+          belowLowestLevel: below,
+        },
+      },
+    );
   }
   return level;
+}
+
+/** The components of the platform below `level` (`sgx[i] have < need`, `pceSvn …`, `tdx[i] …`). */
+function shortfalls(level: TdxTcbLevel, pck: PckTcb, body: TdReportBody, firstTdx: number): string[] {
+  const out: string[] = [];
+  level.sgxComponents.forEach((svn, i) => {
+    if (pck.sgxComponents[i]! < svn) out.push(`sgx[${i}] ${pck.sgxComponents[i]} < ${svn}`);
+  });
+  if (pck.pceSvn < level.pceSvn) out.push(`pceSvn ${pck.pceSvn} < ${level.pceSvn}`);
+  level.tdxComponents.forEach((svn, i) => {
+    if (i >= firstTdx && body.teeTcbSvn[i]! < svn) out.push(`tdx[${i}] ${body.teeTcbSvn[i]} < ${svn}`);
+  });
+  return out;
 }
 
 function matchModule(tcbInfo: TdxTcbInfo, body: TdReportBody): TcbStatus | undefined {

@@ -30,11 +30,23 @@ describe('DcapVerifier with the real production quote and its PCS collateral', (
   });
 
   it('the platform TCB is below every level of the June 2023 TCB info: refused with TCB_LEVEL_NOT_FOUND naming the SVNs', () => {
-    // PCK SGX components 3,3,2,2,2,1,0,2 and TEE TCB SVN 03 00 04 vs the lowest listed level
-    // 5,5,2,2,3,1,0,3 / 3,0,5: Intel lists no level for this platform (not supported).
+    // The PCK certificate's SGX components (3,3,2,2,2,1,0,2), PCE SVN 11 and TEE TCB SVN 3.0.4
+    // against the lowest level Intel lists (5,5,2,2,3,1,0,3 / PCE 5 / 3.0.5): four SGX components
+    // and TDX component 2 are below it, so Intel lists no level for this platform.
     assert.throws(
       () => verifier.verify(quote, collateral, VECTOR_TIME),
-      (err: AttestationError) => err.code === 'TCB_LEVEL_NOT_FOUND' && err.details.teeTcbSvn === '03000400000000000000000000000000' && err.details.pceSvn === 11,
+      (err: AttestationError) => {
+        assert.equal(err.code, 'TCB_LEVEL_NOT_FOUND');
+        assert.deepEqual(err.details, {
+          check: 'platform-tcb',
+          sgxComponents: [3, 3, 2, 2, 2, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0],
+          pceSvn: 11,
+          teeTcbSvn: '03000400000000000000000000000000',
+          lowestLevel: { sgxComponents: [5, 5, 2, 2, 3, 1, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0], pceSvn: 5, tdxComponents: [3, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], tcbDate: '2018-01-04T00:00:00Z' },
+          belowLowestLevel: ['sgx[0] 3 < 5', 'sgx[1] 3 < 5', 'sgx[4] 2 < 3', 'sgx[7] 2 < 3', 'tdx[2] 4 < 5'],
+        });
+        return true;
+      },
     );
   });
 
@@ -87,10 +99,19 @@ describe('DcapVerifier with the real production quote and its PCS collateral', (
     warm.authenticate(quote, collateral, VECTOR_TIME);
   });
 
-  it('a v5 quote parses but is refused with QUOTE_VERSION_UNSUPPORTED', () => {
+  it('v5 with a TDX 1.0 body is verified: the real quote behind a descriptor fails only the quote signature (Intel signed the v4 bytes)', () => {
     const v5 = Buffer.concat([quote.subarray(0, 48), Buffer.from([2, 0, 0x48, 0x02, 0, 0]), quote.subarray(48)]);
     v5.writeUInt16LE(5, 0);
-    assert.equal(errorCode(() => verifier.authenticate(v5, collateral, VECTOR_TIME)), 'QUOTE_VERSION_UNSUPPORTED');
+    assert.equal(errorCode(() => verifier.authenticate(v5, collateral, VECTOR_TIME)), 'QUOTE_SIGNATURE_INVALID');
+  });
+
+  it('v5 with a TDX 1.5 body is refused with QUOTE_VERSION_UNSUPPORTED naming version and body type', () => {
+    const v5 = Buffer.concat([quote.subarray(0, 48), Buffer.from([3, 0, 0x88, 0x02, 0, 0]), quote.subarray(48, 48 + 584), Buffer.alloc(64), quote.subarray(48 + 584)]);
+    v5.writeUInt16LE(5, 0);
+    assert.throws(
+      () => verifier.authenticate(v5, collateral, VECTOR_TIME),
+      (err: AttestationError) => err.code === 'QUOTE_VERSION_UNSUPPORTED' && err.details.version === 5 && err.details.bodyType === 3 && /version 5 with body type 3/.test(err.message),
+    );
   });
 });
 

@@ -106,11 +106,15 @@ export class DcapVerifier {
     return { quote: q, pckTcb, tcbInfo, qeIdentity, pckIssuer: cn(issuer) };
   }
 
-  /** Only v4 quotes are verified; v5 parses but has no production vector to prove its checks. */
+  /**
+   * v4, and v5 with a TDX 1.0 body (type 2: the v4 body behind a descriptor the signature covers),
+   * are verified. A v5 TDX 1.5 body (type 3) parses but is refused: no vector proves its TCB checks.
+   */
   #requireVersion(q: TdxQuote): void {
-    if (q.header.version !== 4) {
-      throw new AttestationError('QUOTE_VERSION_UNSUPPORTED', `TDX quote version ${q.header.version} is parsed but not verified (only version 4 is)`, { details: { version: q.header.version } });
-    }
+    if (q.header.version === 4 || (q.header.version === 5 && q.bodyType === 2)) return;
+    throw new AttestationError('QUOTE_VERSION_UNSUPPORTED', `TDX quote version ${q.header.version} with body type ${q.bodyType} is parsed but not verified (verified: version 4, version 5 with a TDX 1.0 body)`, {
+      details: { version: q.header.version, bodyType: q.bodyType },
+    });
   }
 
   /** The PCK chain in the quote leads to the trusted root and is valid at `at`. */

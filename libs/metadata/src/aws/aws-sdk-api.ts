@@ -1,4 +1,4 @@
-import { DescribeInstancesCommand, EC2Client, type Instance } from '@aws-sdk/client-ec2';
+import { DescribeImagesCommand, DescribeInstancesCommand, EC2Client, type Instance } from '@aws-sdk/client-ec2';
 import { DescribeLoadBalancersCommand, DescribeTagsCommand, ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { TAG_ROLE, TAG_UID } from '../tags.js';
 import { MetadataError, parseRole, type InstanceMetadata } from '../types.js';
@@ -105,6 +105,20 @@ export class AwsSdkCloudApi implements AwsCloudApi {
       if (hit) return batch.find((b) => b.arn === hit.ResourceArn)!.dns;
     }
     throw new MetadataError('METADATA_NOT_FOUND', `AWS: no load balancer tagged ${TAG_UID}=${uid} in ${region}`, { details: { region, uid } });
+  }
+
+  /**
+   * The `TpmSupport` of AMI `imageId` in `region` (undefined when the image has none), for the
+   * aws-nitro-tpm validator's image check (docs/protocol/cloud-vtpm-variants.md). An image that
+   * does not exist is an error, not "no TPM support".
+   */
+  async tpmSupport(region: string, imageId: string, signal?: AbortSignal): Promise<string | undefined> {
+    const res = await this.ec2For(region).send(new DescribeImagesCommand({ ImageIds: [imageId] }), signal ? { abortSignal: signal } : {}).catch((err: unknown) => {
+      throw sdkError('DescribeImages', err);
+    });
+    const image = res.Images?.[0];
+    if (!image) throw new MetadataError('METADATA_NOT_FOUND', `AWS DescribeImages: no image ${imageId} in ${region}`, { details: { region, imageId } });
+    return image.TpmSupport;
   }
 
   /** Closes the SDK clients' sockets. */

@@ -68,6 +68,12 @@ describe('AwsMetadata against moto and an IMDSv2 fake', { skip }, () => {
     assert.deepEqual(await provider.getLoadBalancerEndpoint(), { host: cluster.loadBalancerDns, port: '6443' });
   });
 
+  it('DescribeImages through the SDK: an AMI without TpmSupport answers undefined, an unknown AMI is an error', async () => {
+    // moto does not model TpmSupport, so only the "unset" answer can be seen here.
+    assert.equal(await api.tpmSupport(cluster.region, cluster.imageId), undefined);
+    await assert.rejects(api.tpmSupport(cluster.region, 'ami-0000000000000dead'), (err: unknown) => err instanceof MetadataError && /DescribeImages/.test(err.message));
+  });
+
   it('IMDS answering 503 twice is retried; an expired token (401) is fetched again', async () => {
     imds.failNext = 2;
     assert.equal(await provider.uid(), UID);

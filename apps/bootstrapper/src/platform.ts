@@ -1,0 +1,42 @@
+/**
+ * The node's attestation platform for its variant: the issuer, the node marker of the one-way
+ * node lock, and the register that tells whether this boot already marked the node
+ * (docs/protocol/node-lock.md; docs/protocol/tdx-dcap.md "Node marking on TDX"). A vTPM variant marks PCR 15;
+ * qemu-tdx has no TPM and marks RTMR2 through the TD's sysfs files, quoting via configfs-tsm.
+ */
+import { join } from 'node:path';
+import { CONFIGFS_TSM_REPORT_DIR, ConfigfsTsmQuoteProvider, QemuTdxIssuer, type Issuer } from '@asterism/attestation';
+import { CLUSTER_ID_RTMR, RtmrNodeMarker, SysfsRtmrDevice, TDX_MEASUREMENTS_DIR, TpmNodeMarker, type NodeMarker } from '@asterism/nodelock';
+import type { BootstrapperConfig } from './flags.js';
+import type { MarkReader } from './node-condition.js';
+import { issuerFor } from './tpm/issuer-for.js';
+import { SharedTpm } from './tpm/tpm-opener.js';
+
+/** What the bootstrapper attests and marks with. */
+export interface NodePlatform {
+  readonly issuer: Issuer;
+  readonly marker: NodeMarker;
+  /** The cluster-ID register (PCR 15, or RTMR2 on qemu-tdx). */
+  readonly mark: MarkReader;
+  close(): Promise<void>;
+}
+
+/**
+ * The platform of `config.variant`. Device paths are under `--state-root`, so a test can stand
+ * in fake sysfs/configfs folders. `onLeftoversFlushed` reports transient TPM objects an earlier
+ * run left behind.
+ */
+export function nodePlatformFor(config: BootstrapperConfig, onLeftoversFlushed: (count: number) => void): NodePlatform {
+  const variant = config.variant.name;
+  if (variant === 'qemu-tdx') {
+    const rtmrs = new SysfsRtmrDevice(join(config.stateRoot, TDX_MEASUREMENTS_DIR));
+    return {
+      issuer: new QemuTdxIssuer(new ConfigfsTsmQuoteProvider(join(config.stateRoot, CONFIGFS_TSM_REPORT_DIR))),
+      marker: new RtmrNodeMarker(async () => rtmrs),
+      mark: { readMark: () => rtmrs.read(CLUSTER_ID_RTMR) },
+      close: async () => undefined,
+    };
+  }
+  const tpm = new SharedTpm(config.tpm, onLeftoversFlushed);
+  return { issuer: issuerFor(config.variant, tpm.open), marker: new TpmNodeMarker(tpm.open), mark: tpm, close: () => tpm.close() };
+}

@@ -1,0 +1,3 @@
+module asterism.local/interop-snp
+
+go 1.24
