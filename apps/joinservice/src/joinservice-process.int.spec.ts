@@ -137,10 +137,13 @@ describe('joinservice process against a real control plane and keyservice', { sk
     const md = setJoinId(new grpc.Metadata(), 'join-abc-123');
     const { err, res } = await call<joinApi.IssueJoinTicketResponse>((cb) => client.issueJoinTicket(joinRequest(h.dir, 'worker-3'), md, cb));
     assert.equal(err, null);
+    // The call lines are written once the status is sent, possibly after the client has its answer.
+    await h.joinservice.waitForLog((l) => l.msg === 'rpc finished' && l.method === '/join.API/IssueJoinTicket' && l.joinId === 'join-abc-123', 5000);
     const lines = h.joinservice.jsonLogs().filter((l) => l.joinId === 'join-abc-123');
     assert.ok(lines.some((l) => l.msg === 'issuing join ticket') && lines.some((l) => l.msg === 'join ticket issued'));
-    assert.ok(lines.some((l) => l.msg === 'rpc finished' && l.method === '/join.API/IssueJoinTicket'), 'the call line carries the join id too');
     // The joinservice forwards the id: the keyservice (at debug here) tags its lines of the three key derivations.
+    const keyCallLines = () => h.keyservice.jsonLogs().filter((l) => l.msg === 'rpc finished' && l.joinId === 'join-abc-123').length;
+    for (const until = Date.now() + 5000; keyCallLines() < 3 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
     const keyLines = h.keyservice.jsonLogs().filter((l) => l.joinId === 'join-abc-123');
     assert.equal(keyLines.filter((l) => l.msg === 'derived data key').length, 3, JSON.stringify(keyLines));
     assert.equal(keyLines.filter((l) => l.msg === 'rpc finished' && l.method === '/kms.API/GetDataKey').length, 3);
