@@ -84,6 +84,7 @@ describe('helm charts (real helm 3)', { skip }, () => {
     assert.ok(c.args.includes('--key-service-endpoint=key-service.kube-system:9000'));
     assert.ok(c.args.includes('--attestation-variant=qemu-vtpm'));
     assert.ok(c.args.includes('--metrics-port=9092'));
+    assert.ok(c.args.includes('--identity-binding=strict'), 'identity binding is strict by default (docs/adr/0008)');
     assert.deepEqual(c.ports.map((p: { name: string; containerPort: number }) => `${p.name}=${p.containerPort}`), ['tcp=9090', 'metrics=9092']);
     assert.deepEqual(c.securityContext, { privileged: false, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
     assert.equal(pod.securityContext.seccompProfile.type, 'RuntimeDefault');
@@ -151,6 +152,8 @@ describe('helm charts (real helm 3)', { skip }, () => {
         rbac: { create: false },
         prometheusAnnotations: false,
         extraArgs: ['--rate-limit=10'],
+        // The compatibility switch (docs/adr/0008); written unquoted, YAML reads it as false.
+        identityBinding: 'off',
         joinServiceNodePort: 31000,
         global: { keyServicePort: 9500 },
       }),
@@ -161,6 +164,7 @@ describe('helm charts (real helm 3)', { skip }, () => {
     const c = ds.spec.template.spec.containers[0];
     assert.equal(c.image, `registry.example/j@${digest}`);
     assert.ok(c.args.includes('--cloud-provider=gcp') && c.args.includes('--rate-limit=10') && c.args.includes('--key-service-endpoint=key-service.kube-system:9500'));
+    assert.ok(c.args.includes('--identity-binding=off'));
     assert.deepEqual(c.env, [{ name: 'GOOGLE_APPLICATION_CREDENTIALS', value: '/var/secrets/google/key.json' }]);
     const vols = Object.fromEntries(ds.spec.template.spec.volumes.map((v: { name: string }) => [v.name, v]));
     assert.deepEqual(vols.gcekey.secret, { secretName: 'gcekey', optional: true });

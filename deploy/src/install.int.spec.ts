@@ -35,6 +35,7 @@ const skip = testenvUnavailable() || (helmGone ? missingComponent(helmGone, 'bas
 const NS = 'kube-system';
 const COMPONENTS_CM = 'k8s-components-0123456789abcdef';
 const CERT_CACHE = 'sev-snp-cert-cache';
+const IDENTITY_BINDING = 'asterism-node-identity-0a1b2c3d-0000-4000-8000-00000000000a';
 const PEM_A = '-----BEGIN CERTIFICATE-----\nQQ==\n-----END CERTIFICATE-----\n';
 
 /** Resolves the HTTP status of a failed API call (or 0 when it succeeded). */
@@ -160,6 +161,11 @@ describe('asterism-services installed into a real kube-apiserver', { skip }, () 
     assert.equal(await cms.getKey(NS, CERT_CACHE, 'ark'), PEM_A);
     await cms.updateKeys(NS, CERT_CACHE, { ask: PEM_A });
     assert.equal((await cp.admin.core.readNamespacedConfigMap({ namespace: NS, name: CERT_CACHE })).data?.ask, PEM_A);
+
+    // Node identity binding (docs/adr/0008): an immutable ConfigMap, created once; a second create is 409.
+    await cms.create(NS, IDENTITY_BINDING, { akDigest: 'sha256:00', nodeName: 'worker-1' }, { immutable: true });
+    assert.equal(await cms.getKey(NS, IDENTITY_BINDING, 'nodeName'), 'worker-1');
+    await assert.rejects(cms.create(NS, IDENTITY_BINDING, { akDigest: 'sha256:01', nodeName: 'worker-2' }, { immutable: true }), (e: K8sError) => e.code === 'K8S_ALREADY_EXISTS');
   });
 
   it("the joinservice's ServiceAccount is refused everything else (403)", async () => {
@@ -172,6 +178,8 @@ describe('asterism-services installed into a real kube-apiserver', { skip }, () 
       ['create a Secret in default', () => sa.core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'x' } } })],
       ['update the components ConfigMap', () => cp.admin.core.readNamespacedConfigMap({ namespace: NS, name: COMPONENTS_CM }).then((cm) => sa.core.replaceNamespacedConfigMap({ namespace: NS, name: COMPONENTS_CM, body: cm }))],
       ['delete the cert cache', () => sa.core.deleteNamespacedConfigMap({ namespace: NS, name: CERT_CACHE })],
+      ['rebind a disk (update its identity binding)', () => cp.admin.core.readNamespacedConfigMap({ namespace: NS, name: IDENTITY_BINDING }).then((cm) => sa.core.replaceNamespacedConfigMap({ namespace: NS, name: IDENTITY_BINDING, body: cm }))],
+      ['unbind a disk (delete its identity binding)', () => sa.core.deleteNamespacedConfigMap({ namespace: NS, name: IDENTITY_BINDING })],
       ['read a ConfigMap outside kube-system', () => sa.core.readNamespacedConfigMap({ namespace: 'default', name: 'kube-root-ca.crt' })],
       ['read another NodeVersion', () => sa.custom.getClusterCustomObject({ group: UPDATE_GROUP, version: UPDATE_VERSION, plural: 'nodeversions', name: 'other' })],
       ['list JoiningNodes', () => sa.custom.listClusterCustomObject({ group: UPDATE_GROUP, version: UPDATE_VERSION, plural: 'joiningnodes' })],

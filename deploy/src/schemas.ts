@@ -112,6 +112,7 @@ const joinservice = obj(
       enum: ['qemu-vtpm', 'qemu-tdx', 'aws-nitro-tpm', 'aws-sev-snp', 'azure-sev-snp', 'azure-tdx', 'azure-trustedlaunch', 'gcp-sev-es', 'gcp-sev-snp', 'dummy'],
     }),
     metadataUrl: str('QEMU metadata API base URL (--metadata-url); empty = default.', { pattern: '^(https?://.+)?$' }),
+    identityBinding: { enum: ['strict', 'off', false], description: 'YAML 1.1 reads an unquoted off as false, which means off too. strict: disks bound to the attestation key and node name of their first join, names and control-plane role from the metadata source (--identity-binding, docs/adr/0008); off: the reference behaviour.' },
     joinServicePort: port('Container port of join.API.'),
     joinServiceNodePort: int('NodePort of Service join-service.', { minimum: 30000, maximum: 32767 }),
     keyServiceName: str('Service name of the keyservice.', { minLength: 1 }),

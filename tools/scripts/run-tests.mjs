@@ -53,6 +53,11 @@ const concurrency = process.env.TEST_CONCURRENCY ?? '2';
 // Child processes started through @asterism/k8s-controlplane (and other supervised helpers)
 // record their pids here; anything still alive after the tests is killed and reported.
 const pidDir = mkdtempSync(join(tmpdir(), 'asterism-pids-'));
+// A test that waits forever (a leaked connection, a server that never closes) must fail with its
+// name instead of hanging CI until the job's limit: every test gets at most TEST_TIMEOUT_MS (the
+// slowest, the real-node suite, takes about 2 min), and a file whose tests are all done exits even
+// if a handle is left open.
+const testTimeoutMs = process.env.TEST_TIMEOUT_MS ?? '900000';
 const res = spawnSync(
   process.execPath,
   [
@@ -60,6 +65,8 @@ const res = spawnSync(
     'tsx',
     '--test',
     `--test-concurrency=${concurrency}`,
+    `--test-timeout=${testTimeoutMs}`,
+    '--test-force-exit',
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     '--test-reporter=tap',

@@ -32,7 +32,13 @@ describe('bootstrapper flags', () => {
     assert.throws(() => parseFlags(['--attestation-variant', 'dummy', '--tpm', 'swtpm'], {}), /invalid --tpm/);
     assert.throws(() => parseFlags(['--attestation-variant', 'dummy', '--init-port', '70000'], {}), /between 0 and 65535/);
     assert.throws(() => parseFlags(['--attestation-variant', 'dummy', '--state-disk-pbkdf', 'toString'], {}), /unknown --state-disk-pbkdf "toString": want light or benchmarked/);
+    assert.throws(() => parseFlags(['--attestation-variant', 'dummy', '--join-source-address', 'node-1'], {}), /invalid --join-source-address "node-1": want an IP address/);
     assert.equal(parseFlags(['-h'], {}), null);
+  });
+
+  it('--join-source-address: join.API connections from the node\'s own IP (docs/adr/0008)', () => {
+    assert.equal(parseFlags(['--attestation-variant', 'dummy'], {})!.joinSourceAddress, undefined);
+    assert.equal(parseFlags(['--attestation-variant', 'dummy', '--join-source-address=127.42.0.11'], {})!.joinSourceAddress, '127.42.0.11');
   });
 });
 

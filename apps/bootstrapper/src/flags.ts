@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Variant } from '@asterism/attestation';
 import { parseCloudKind } from '@asterism/metadata';
@@ -37,6 +38,8 @@ export interface BootstrapperConfig {
   localJoinServicePort: number;
   /** Addresses used as SSH principals instead of the host's interfaces (local nodes share one host). */
   addresses: string[] | undefined;
+  /** Local address of join.API connections (docs/adr/0008: the joinservice names peers by source IP). */
+  joinSourceAddress: string | undefined;
   /** API server port of the local backend (0 = free port). */
   apiServerPort: number;
   /** Who runs the kubelet and reboots the node: systemd (a VM image) or none (an external supervisor). */
@@ -89,6 +92,8 @@ Flags (environment in brackets):
   --key-service-port <n>         local backend: keyservice port (default 9009)
   --local-join-service-port <n>  local backend: joinservice port (default 30090)
   --address <ip>                 SSH principal address instead of the interfaces (repeatable)
+  --join-source-address <ip>     local address of join.API connections: the joinservice identifies
+                                 a node by its source IP (local cluster nodes share one loopback)
   --api-server-port <n>          local backend: API server port, 0 = free (default 6443)
   --init-system <s>              systemd: enable kubelet.service and reboot with systemctl;
                                  none: the node's supervisor starts the kubelet once kubeadm wrote
@@ -138,6 +143,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
         'key-service-port': { type: 'string' },
         'local-join-service-port': { type: 'string' },
         address: { type: 'string', multiple: true },
+        'join-source-address': { type: 'string' },
         'api-server-port': { type: 'string' },
         'init-system': { type: 'string' },
         'image-repository': { type: 'string' },
@@ -174,6 +180,8 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
   if (!Object.hasOwn(STATE_DISK_PBKDF_PRESETS, pbkdf)) throw new FlagError(`unknown --state-disk-pbkdf "${pbkdf}": want ${Object.keys(STATE_DISK_PBKDF_PRESETS).join(' or ')}`);
   const initSystem = values['init-system'] ?? 'systemd';
   if (initSystem !== 'systemd' && initSystem !== 'none') throw new FlagError(`unknown --init-system "${initSystem}": want systemd or none`);
+  const joinSource = values['join-source-address'];
+  if (joinSource !== undefined && isIP(joinSource) === 0) throw new FlagError(`invalid --join-source-address "${joinSource}": want an IP address`);
   const tpm = values.tpm ?? '/dev/tpmrm0';
   if (!/^(\/.+|unix:.+|tcp:[^:]+:\d+)$/.test(tpm)) throw new FlagError(`invalid --tpm "${tpm}": want a device path, unix:<path> or tcp:<host>:<port>`);
   return {
@@ -198,6 +206,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     keyServicePort: int('key-service-port', values['key-service-port'], 9009, 1, 65535),
     localJoinServicePort: int('local-join-service-port', values['local-join-service-port'], 30090, 1, 65535),
     addresses: values.address,
+    joinSourceAddress: joinSource,
     apiServerPort: int('api-server-port', values['api-server-port'], 6443, 0, 65535),
     initSystem,
     imageRepository: values['image-repository'] || undefined,

@@ -147,7 +147,7 @@ async function wireNode(cfg: BootstrapperConfig): Promise<BootNode> {
     disk: new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath, STATE_DISK_PBKDF_PRESETS[cfg.stateDiskPbkdf]),
     host: new OsHostInfo(cfg.addresses ? { addresses: cfg.addresses, ...(cfg.nodeName ? { hostname: cfg.nodeName } : {}) } : undefined),
     hostKey: new HostKeyFile(files),
-    dialer: new AtlsJoinServiceDialer(issuer),
+    dialer: new AtlsJoinServiceDialer(issuer, cfg.joinSourceAddress ? { localAddress: cfg.joinSourceAddress } : {}),
     backend: clusterBackendFor(cfg, metadata, files, logger),
   };
 }
@@ -169,6 +169,8 @@ function clusterBackendFor(cfg: BootstrapperConfig, metadata: MetadataProvider, 
         // Any free port; the joinservice logs it ("joinservice serving", metricsPort).
         joinServiceMetricsPort: 0,
         keyServiceMetricsPort: 0,
+        // The joinservice names and roles peers from the same metadata source (docs/adr/0008).
+        metadata: cfg.metadata,
         logger,
       }),
       logger,

@@ -43,7 +43,9 @@ describe('joinservice --csp aws|azure|gcp: VPC IP from the cloud metadata provid
   for (const c of cases) {
     it(`--csp ${c.csp}: tickets carry <VPC IP from the ${c.csp} metadata fake>:6443`, async () => {
       const api = c.api();
-      const js = await h.startJoinservice([`--csp=${c.csp}`, `--metadata-url=${fakes[c.csp]!.url}`, ...(api ? [`--cloud-api-url=${api}`] : [])]);
+      // The worker connects from 127.0.0.1, which the fakes do not list: the reference behaviour
+      // (identity binding is tested in identity-binding.int.spec.ts).
+      const js = await h.startJoinservice([`--csp=${c.csp}`, `--metadata-url=${fakes[c.csp]!.url}`, ...(api ? [`--cloud-api-url=${api}`] : []), '--identity-binding=off']);
       const client = new joinApi.APIClient(js.endpoint, atlsChannelCredentials({ issuer: new DummyIssuer() }));
       try {
         const { err, res } = await call<joinApi.IssueJoinTicketResponse>((cb) => client.issueJoinTicket(joinRequest(h.dir, `worker-${c.csp}`), cb));

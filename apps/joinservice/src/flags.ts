@@ -30,11 +30,18 @@ export interface JoinServiceConfig {
   rateBurst: number;
   /** Never contact vendor collateral services (Intel PCS); serve persisted collateral only. */
   collateralOffline: boolean;
+  /** `strict` (default): identity bound to attestation (docs/adr/0008); `off`: the reference's behaviour. */
+  identityBinding: IdentityBindingMode;
+  /** The local cluster's metadata file (peer names and roles by IP) instead of the qemu metadata API. */
+  metadataFile: string | undefined;
   /** AMD KDS base URL for SEV-SNP collateral (mirrors, tests); undefined = AMD's. */
   amdKdsUrl: string | undefined;
   /** SEV-SNP: a minimum TCB that takes effect at a date (warned about 30 days before, then enforced). */
   snpUpcomingMinimumTcb: UpcomingTcbMinimum | undefined;
 }
+
+/** Values of `--identity-binding`. */
+export type IdentityBindingMode = 'strict' | 'off';
 
 export const USAGE = `Usage: joinservice [flags]
 
@@ -64,6 +71,13 @@ Asterism flags:
                                the real one (emulators in tests)
   --rate-limit <n>             join requests per second per peer host (default 5)
   --rate-burst <n>             burst per peer host (default 20)
+  --collateral-offline         TDX: use only collateral persisted in the ConfigMap, never Intel PCS
+  --identity-binding <m>       strict (default): a disk is bound to the attestation key and node name
+                               of its first join; node names and the control-plane role come from the
+                               metadata source (peer IP), never from the request. off: the reference's
+                               behaviour (any attested node gets what it asks for). docs/adr/0008
+  --metadata-file <file>       peer names/roles from the local cluster's metadata file (instances[])
+                               instead of the qemu metadata API (--metadata-url)
   --collateral-offline         TDX/SEV-SNP: use only collateral persisted in ConfigMaps (or configured), never Intel PCS / AMD KDS
   --amd-kds-url <url>          SEV-SNP: AMD KDS base URL (default AMD's; a mirror or a local replay)
   --snp-upcoming-minimum-tcb <bl.tee.snp.ucode@YYYY-MM-DD>
@@ -105,6 +119,8 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
         'rate-limit': { type: 'string' },
         'rate-burst': { type: 'string' },
         'collateral-offline': { type: 'boolean' },
+        'identity-binding': { type: 'string' },
+        'metadata-file': { type: 'string' },
         'amd-kds-url': { type: 'string' },
         'snp-upcoming-minimum-tcb': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -134,6 +150,8 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
     if (v !== undefined && !/^https?:\/\/[^\s]+$/.test(v)) throw new FlagError(`invalid --${flag} "${v}": want an http(s) URL`);
   }
   const configDir = values['config-dir'] ?? '/var/config';
+  const identityBinding = values['identity-binding'] ?? 'strict';
+  if (identityBinding !== 'strict' && identityBinding !== 'off') throw new FlagError(`invalid --identity-binding "${identityBinding}": want strict or off`);
   return {
     cloudProvider: provider,
     keyServiceEndpoint: values['key-service-endpoint'] ?? 'key-service.kube-system:9000',
@@ -152,6 +170,8 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
     ratePerSecond: int('rate-limit', values['rate-limit'], 5, 1, 100_000),
     rateBurst: int('rate-burst', values['rate-burst'], 20, 1, 100_000),
     collateralOffline: values['collateral-offline'] === true,
+    identityBinding,
+    metadataFile: values['metadata-file'],
     amdKdsUrl: kdsUrl(values['amd-kds-url']),
     snpUpcomingMinimumTcb: upcomingTcb(values['snp-upcoming-minimum-tcb']),
   };

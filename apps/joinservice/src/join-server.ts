@@ -13,6 +13,9 @@ const STATUS_OF: Record<JoinErrorCode, grpc.status> = {
   KUBERNETES_UNAVAILABLE: grpc.status.UNAVAILABLE,
   CONTROL_PLANE_JOIN_IN_PROGRESS: grpc.status.ABORTED,
   INTERNAL: grpc.status.INTERNAL,
+  IDENTITY_MISMATCH: grpc.status.PERMISSION_DENIED,
+  IDENTITY_BINDING_RACE: grpc.status.ABORTED,
+  METADATA_UNAVAILABLE: grpc.status.UNAVAILABLE,
 };
 
 /** join.API over the ticket issuer: rate limiting, join ids, status mapping, metrics. */

@@ -35,7 +35,10 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-/** Starts control plane, cluster objects, keyservice and joinservice (variant + attestation config given; extra joinservice flags). */
+/**
+ * Starts control plane, cluster objects, keyservice and joinservice (variant + attestation config
+ * given; `extraArgs` are appended to the joinservice's flags, e.g. `--identity-binding=off`).
+ */
 export async function startHarness(variant: string, attestationConfig: string, extraArgs: string[] = []): Promise<Harness> {
   const cp = await startTestControlPlane();
   const admin = new k8s.KubeConfig();
@@ -51,8 +54,7 @@ export async function startHarness(variant: string, attestationConfig: string, e
   writeFileSync(join(configDir, 'attestationConfig'), attestationConfig);
   writeFileSync(join(configDir, 'measurementSalt'), MEASUREMENT_SALT);
   const keyserviceEndpoint = `127.0.0.1:${ks.port as number}`;
-  const provider = extraArgs.length ? ['--cloud-provider=qemu', `--api-server-endpoint=${cp.host}:${cp.port}`, ...extraArgs] : 'qemu';
-  const { joinservice, port } = await startJoinServiceProcess({ cp, dir, keyserviceEndpoint }, provider, variant, configDir);
+  const { joinservice, port } = await startJoinServiceProcess({ cp, dir, keyserviceEndpoint }, 'qemu', variant, configDir, {}, extraArgs);
   const extra: ServiceProcess[] = [];
   return {
     cp,
@@ -89,6 +91,7 @@ export async function startJoinServiceProcess(
   variant: string,
   configDir: string,
   env: NodeJS.ProcessEnv = {},
+  extraArgs: string[] = [],
 ): Promise<{ joinservice: ServiceProcess; port: number }> {
   const providerArgs = typeof provider === 'string' ? [`--cloud-provider=${provider}`, `--api-server-endpoint=${h.cp.host}:${h.cp.port}`] : provider;
   const kubeadmConfig = join(h.dir, 'ClusterConfiguration');
@@ -106,6 +109,7 @@ export async function startJoinServiceProcess(
     `--kubeconfig=${h.cp.adminKubeconfigPath}`,
     '--rate-limit=1000',
     '--rate-burst=1000',
+    ...extraArgs,
   ], env);
   const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
   return { joinservice, port: js.port as number };
@@ -117,14 +121,17 @@ export async function keyserviceCalls(metricsPort: number): Promise<number> {
   return [...text.matchAll(/^keyservice_grpc_server_handled_total\{[^}]*GetDataKey[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
 }
 
+let requestCount = 0;
+
 /** A join request made with independent tools: openssl CSR, ssh-keygen host key. */
-export function joinRequest(dir: string, node: string, opts: { controlPlane?: boolean; subject?: string } = {}): joinApi.IssueJoinTicketRequest {
-  const key = join(dir, `${node}.key`);
+export function joinRequest(dir: string, node: string, opts: { controlPlane?: boolean; subject?: string; diskUuid?: string } = {}): joinApi.IssueJoinTicketRequest {
+  // A fresh key per request (the same node may ask several times).
+  const key = join(dir, `${node}-${++requestCount}.key`);
   execFileSync('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', key]);
   execFileSync('openssl', ['req', '-new', '-key', key, '-subj', opts.subject ?? `/O=system:nodes/CN=system:node:${node}`, '-addext', 'subjectAltName=IP:10.9.0.7', '-outform', 'DER', '-out', `${key}.csr`]);
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', '', '-f', `${key}.ssh`]);
   return {
-    diskUuid: DISK_UUID,
+    diskUuid: opts.diskUuid ?? DISK_UUID,
     certificateRequest: readFileSync(`${key}.csr`),
     isControlPlane: opts.controlPlane ?? false,
     hostPublicKey: parseAuthorizedKeyLine(readFileSync(`${key}.ssh.pub`, 'utf8')),

@@ -20,16 +20,20 @@ import { testenvUnavailable } from '@asterism/k8s-testenv';
 import { buildGoPeer, haveGo, runGoClient } from '@asterism/interop';
 import { join as joinApi } from '@asterism/proto';
 import { findSecretLeaks, missingComponent, type NamedSecret } from '@asterism/testing';
+import { BINDING_PREFIX } from './identity/binding-store.js';
 import { call, DISK_UUID, joinRequest, keyserviceCalls, MASTER, MEASUREMENT_SALT, SALT, startHarness, type Harness } from './joinservice-harness.int.spec.js';
 
 const skip = testenvUnavailable();
 const goSkip = skip || ((await haveGo()) ? false : missingComponent('go', 'a Go toolchain on PATH'));
 
-describe('joinservice process against a real control plane and keyservice', { skip }, () => {
+// `--identity-binding=off`: the reference's behaviour, which these tests pin down (every client
+// here connects from 127.0.0.1 under any node name, two names share one disk). The strict default
+// is tested in identity-binding.int.spec.ts.
+describe('joinservice process against a real control plane and keyservice (--identity-binding=off)', { skip }, () => {
   let h: Harness;
   let client: joinApi.APIClient;
   before(async () => {
-    h = await startHarness('dummy', '{"measurements":{}}');
+    h = await startHarness('dummy', '{"measurements":{}}', ['--identity-binding=off']);
     client = new joinApi.APIClient(h.endpoint, atlsChannelCredentials({ issuer: new DummyIssuer() }));
   });
   after(async () => {
@@ -131,6 +135,11 @@ describe('joinservice process against a real control plane and keyservice', { sk
     assert.equal(refused.ok, false);
     assert.equal(refused.code, 'Unauthenticated');
     assert.equal(await keyserviceCalls(h.keyserviceMetrics), before + 3);
+  });
+
+  it('off: two names got tickets for one disk and nothing was bound (the reference behaviour)', async () => {
+    const cms = await h.cp.admin.core.listNamespacedConfigMap({ namespace: 'kube-system' });
+    assert.deepEqual(cms.items.map((c) => c.metadata?.name).filter((n) => n?.startsWith(BINDING_PREFIX)), []);
   });
 
   it('logs every line of one join with its join id, in the joinservice and the keyservice, and never logs key material', async () => {

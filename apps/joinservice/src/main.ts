@@ -19,7 +19,7 @@ import {
 import { atlsServerCredentials } from '@asterism/atls';
 import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, SharedBootstrapTokens, type KubeClients } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
-import { AwsSdkCloudApi, cloudMetadata, parseCloudKind, QemuMetadataClient, QEMU_METADATA_BASE_URL, type MetadataProvider } from '@asterism/metadata';
+import { AwsSdkCloudApi, cloudMetadata, parseCloudKind, QemuMetadataClient, QEMU_METADATA_BASE_URL, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { ConfigWatcher } from './attestation/config-watcher.js';
 import { UpdatableValidator } from './attestation/updatable-validator.js';
@@ -28,6 +28,8 @@ import { ConfigMapCollateralStore } from './certcache/collateral-store.js';
 import { HttpKdsChainSource } from './certcache/kds-client.js';
 import { CollateralCounts, SNP_VARIANTS, snpValidatorDependencies } from './certcache/snp-collateral.js';
 import { parseFlags, USAGE, type JoinServiceConfig } from './flags.js';
+import { ConfigMapIdentityBindings } from './identity/binding-store.js';
+import { MetadataPeerDirectory } from './identity/peer-directory.js';
 import { KeyServiceClient } from './keyservice-client.js';
 import { ClusterComponents, KubeadmJoinTokens } from './kubernetes/cluster-sources.js';
 import { ClusterConfigurationSans, ControlPlaneFilesReader } from './kubernetes/kubeadm-files.js';
@@ -60,6 +62,22 @@ async function apiServerEndpoint(config: JoinServiceConfig): Promise<string> {
   const self = await metadataFor(config).self(AbortSignal.timeout(30_000));
   if (!self.VPCIP) throw new Error('metadata has no VPC IP for this node');
   return `${self.VPCIP}:6443`;
+}
+
+/**
+ * `--identity-binding=strict`: the peer directory (the local cluster's metadata file, else the
+ * platform's metadata provider: instance names, roles and VPC IPs) and the binding store
+ * (immutable ConfigMaps). A provider without a metadata client cannot run strict.
+ */
+function identityBinding(config: JoinServiceConfig, clients: KubeClients) {
+  if (config.identityBinding === 'off') return undefined;
+  let metadata: MetadataProvider;
+  try {
+    metadata = config.metadataFile ? new StaticFileMetadata(config.metadataFile, '') : metadataFor(config);
+  } catch (err) {
+    throw new Error(`--identity-binding=strict needs a metadata source for peer names and roles (pass --identity-binding=off): ${(err as Error).message}`, { cause: err });
+  }
+  return { directory: new MetadataPeerDirectory(metadata), store: new ConfigMapIdentityBindings(new ConfigMapStore(clients.core)) };
 }
 
 async function main(): Promise<void> {
@@ -121,6 +139,7 @@ async function main(): Promise<void> {
     const pkiDir = join(cfg.kubernetesDir, 'pki');
     const kubeletCa = await step(logger, `loading the cluster CA from ${pkiDir}`, () => KubeletCa.load(pkiDir));
     const ssh = new EmergencySshCa();
+    const identity = await step(logger, 'setting up identity binding', () => identityBinding(cfg, clients));
     const service = await startJoinService({
       issuer: {
         keys,
@@ -135,10 +154,11 @@ async function main(): Promise<void> {
         hostKeyValidator: ssh,
         measurementSalt,
       },
+      ...(identity ? { identity } : {}),
       validator,
       transport: (v) => {
         const credentials = atlsServerCredentials({ clientValidators: [v], logger });
-        return { credentials, refusals: () => credentials.refusals };
+        return { credentials, refusals: () => credentials.refusals, attestedPeer: (peer) => credentials.peerOf({ getPeer: () => peer }) };
       },
       logger,
       host: cfg.host,

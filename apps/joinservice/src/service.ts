@@ -8,6 +8,8 @@ import type { CollateralCounts } from './certcache/snp-collateral.js';
 import { JoinMetrics } from './metrics.js';
 import { TicketIssuer, type TicketIssuerDeps } from './ticket/ticket-issuer.js';
 import { MeteredValidator } from './attestation/metered-validator.js';
+import type { AttestedPeer } from './identity/peer-identity.js';
+import { IdentityBindingStage, type IdentityBindingDeps } from './ticket/identity-binding.js';
 
 /** How the server authenticates peers: aTLS credentials plus the interceptors that gate calls. */
 export interface ServerTransport {
@@ -15,6 +17,8 @@ export interface ServerTransport {
   interceptors?: grpc.ServerInterceptor[];
   /** Connections the transport refused before attestation, by reason (aTLS admission limits). */
   refusals?: () => Readonly<Record<string, number>>;
+  /** The verified attestation of a connection by grpc-js peer string (identity binding needs it). */
+  attestedPeer?: (peer: string) => AttestedPeer | undefined;
 }
 
 /** Builds the transport around the (metered, hot-reloading) validator of joining nodes. */
@@ -30,7 +34,9 @@ export interface RunningJoinService {
 
 /** Options of {@link startJoinService}. */
 export interface JoinServiceOptions {
-  issuer: Omit<TicketIssuerDeps, 'logger'>;
+  issuer: Omit<TicketIssuerDeps, 'logger' | 'identity'>;
+  /** `--identity-binding=strict` (docs/adr/0008): where names, roles and bindings come from; absent = off. */
+  identity?: Pick<IdentityBindingDeps, 'directory' | 'store'>;
   validator: Validator;
   transport: TransportFactory;
   logger: Logger;
@@ -61,13 +67,15 @@ export async function startJoinService(o: JoinServiceOptions): Promise<RunningJo
   });
   if (transport.refusals) joinMetrics.observeConnectionRefusals(transport.refusals);
   if (o.collateralCounts) joinMetrics.observeCollateral(o.collateralCounts);
-  const issuer = new TicketIssuer({ ...o.issuer, logger: o.logger });
+  const attestedPeer = transport.attestedPeer ?? (() => undefined);
+  const identity = o.identity ? new IdentityBindingStage({ ...o.identity, attestedPeer, logger: o.logger }) : undefined;
+  const issuer = new TicketIssuer({ ...o.issuer, logger: o.logger, ...(identity ? { identity } : {}) });
   const server = new JoinServer(issuer, o.logger, joinMetrics, new PeerRateLimiter(o.ratePerSecond, o.rateBurst), () => o.validator.variant.name);
   grpcServer.server.addService(join.APIService, server.handlers() as unknown as grpc.UntypedServiceImplementation);
   const port = await grpcServer.listen(o.host, o.port, transport.credentials);
   let metricsEndpoint: MetricsEndpoint | undefined;
   if (o.metricsPort >= 0) metricsEndpoint = await metrics.listen(o.host, o.metricsPort);
-  o.logger.info('joinservice serving', { host: o.host, port, metricsPort: metricsEndpoint?.port, variant: o.validator.variant.name });
+  o.logger.info('joinservice serving', { host: o.host, port, metricsPort: metricsEndpoint?.port, variant: o.validator.variant.name, identityBinding: identity ? 'strict' : 'off' });
   return {
     port,
     metricsPort: metricsEndpoint?.port,

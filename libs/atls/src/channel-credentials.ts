@@ -7,6 +7,7 @@ import { generateNonce } from '@asterism/crypto';
 import { AtlsError, toAtlsError } from './errors.js';
 import { ATLS_EVIDENCE_METADATA_KEY, evidenceChunks, issueExporterEvidence } from './evidence.js';
 import { ConnectionGuard } from './connection-guard.js';
+import { fromSourceAddress } from './source-address.js';
 import { VALIDATION_TIMEOUT_MS, verifyAtlsCertificate } from './verify.js';
 
 /** Options of {@link atlsChannelCredentials}. */
@@ -21,6 +22,11 @@ export interface AtlsChannelOptions {
   handshakeTimeoutMs?: number;
   /** Deadline for issuing the client's evidence (a TPM quote). Default 30 s. */
   issuanceTimeoutMs?: number;
+  /**
+   * Local address every connection comes from (docs/adr/0008: servers that identify peers by
+   * source address, e.g. the local cluster's nodes on one loopback interface). Default: the OS's choice.
+   */
+  localAddress?: string;
   /** Told about every failed connection attempt (a caller can report the last reason). */
   onConnectionError?: (err: AtlsError) => void;
 }
@@ -90,7 +96,15 @@ class AtlsConnector implements SecureConnector {
       : callCredentials;
   }
 
-  async connect(socket: Socket): Promise<SecureConnectResult> {
+  async connect(grpcSocket: Socket): Promise<SecureConnectResult> {
+    let socket = grpcSocket;
+    if (this.opts.localAddress) {
+      try {
+        socket = await fromSourceAddress(grpcSocket, this.opts.localAddress, this.opts.handshakeTimeoutMs ?? 20_000);
+      } catch (err) {
+        throw this.#report(toAtlsError(err, 'DIAL_FAILED', 'aTLS connection'));
+      }
+    }
     const guard = new ConnectionGuard(socket);
     let tlsSocket: tls.TLSSocket | undefined;
     try {

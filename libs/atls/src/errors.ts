@@ -29,7 +29,8 @@ export type AtlsErrorCode =
   | 'TLS_ALERT'
   | 'HANDSHAKE_TIMEOUT'
   | 'ISSUER_TIMEOUT'
-  | 'EVIDENCE_TOO_LARGE';
+  | 'EVIDENCE_TOO_LARGE'
+  | 'DIAL_FAILED';
 
 /**
  * Codes that say something about the peer or its attestation (a verdict), so repeating the same

@@ -105,7 +105,8 @@ export async function verifyExporterEvidence(
       details: { extensionOids: [ext.extnID], acceptedOids: validators.map((v) => v.variant.oid) },
     });
   }
-  const userData = await validateWithTimeout(validator, Buffer.from(ext.extnValue.buffer), ekm, options);
+  const document = Buffer.from(ext.extnValue.buffer);
+  const userData = await validateWithTimeout(validator, document, ekm, options);
   checkUserData(userData, ekm, 'client evidence is not bound to this TLS connection');
-  return { variant: validator.variant };
+  return { variant: validator.variant, document };
 }

@@ -42,6 +42,8 @@ export interface AtlsPeerInfo {
   /** `certificate`: reference client, CA-list nonce; `exporter`: Node client, EKM evidence; `none`: no client attestation configured. */
   readonly via: 'certificate' | 'exporter' | 'none';
   readonly variant?: Variant;
+  /** The attestation document the peer was accepted with (absent in `none` mode). */
+  readonly document?: Buffer;
 }
 
 interface Connection {
@@ -193,7 +195,7 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
     if (der && der.length > 0) {
       conn.certVerdict = tracked(
         conn,
-        verifyAtlsCertificate(der, this.#validators, conn.serverNonce!, { timeoutMs: this.#opts.validationTimeoutMs }).then((v) => ({ via: 'certificate' as const, variant: v.variant })),
+        verifyAtlsCertificate(der, this.#validators, conn.serverNonce!, { timeoutMs: this.#opts.validationTimeoutMs }).then((v) => ({ via: 'certificate' as const, variant: v.variant, document: v.document })),
       );
       conn.certVerdict.catch(() => undefined);
     }
@@ -211,7 +213,7 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
       }
       verdict = conn.exporterVerdict = tracked(
         conn,
-        verifyExporterEvidence(evidence, conn.socket, this.#validators, { timeoutMs: this.#opts.validationTimeoutMs }).then((v) => ({ via: 'exporter' as const, variant: v.variant })),
+        verifyExporterEvidence(evidence, conn.socket, this.#validators, { timeoutMs: this.#opts.validationTimeoutMs }).then((v) => ({ via: 'exporter' as const, variant: v.variant, document: v.document })),
       );
     }
     const info = await verdict;

@@ -18,6 +18,8 @@ export interface ParsedAtlsCertificate {
 /** The verdict on a peer: which validator accepted it (absent when nothing was checked). */
 export interface AtlsPeerVerdict {
   readonly variant?: Variant;
+  /** The attestation document the validator accepted (consumers derive a peer identity from it, e.g. its AK). */
+  readonly document?: Buffer;
 }
 
 // Critical extensions Go's x509 understands; any other critical extension fails Verify.
@@ -92,7 +94,7 @@ export async function verifyEmbeddedDocument(
     if (!validator) continue;
     const userData = await validateWithTimeout(validator, ext.value, nonce, options);
     checkUserData(userData, cert.publicKeyHash, 'certificate hash does not match user data');
-    return { variant: validator.variant };
+    return { variant: validator.variant, document: Buffer.from(ext.value) };
   }
   // Same wording as the reference, with the OIDs rendered like Go's %#v of a []string.
   const got = `[]string{${cert.extensions.map((e) => JSON.stringify(e.oid)).join(', ')}}`;

@@ -92,6 +92,9 @@ export function startBootstrapper(layout: ClusterLayout, node: NodeSpec, binDir:
       `--init-host=${node.ip}`,
       `--log-file=${layout.log(node.name, 'bootstrapper.json')}`,
       `--address=${node.ip}`,
+      // Nodes share the host's loopback: without this every join would come from 127.0.0.1 and
+      // the joinservice could not look the node up by IP in the metadata file (docs/adr/0008).
+      `--join-source-address=${node.ip}`,
       ...(first ? [`--join-attestation-config=${layout.attestationConfigFile}`] : []),
     ],
     layout.log(node.name, 'bootstrapper'),

@@ -13,8 +13,9 @@ import type { JoinServiceDialer } from './ports.js';
 export class AtlsJoinServiceDialer implements JoinServiceDialer {
   readonly #credentials: grpc.ChannelCredentials;
 
-  constructor(issuer: Issuer) {
-    this.#credentials = atlsChannelCredentials({ issuer });
+  /** `localAddress`: connect from this IP (the joinservice identifies nodes by source IP, docs/adr/0008). */
+  constructor(issuer: Issuer, options: { localAddress?: string } = {}) {
+    this.#credentials = atlsChannelCredentials({ issuer, ...(options.localAddress ? { localAddress: options.localAddress } : {}) });
   }
 
   issueJoinTicket(endpoint: string, req: join.IssueJoinTicketRequest, options: { joinId: string; signal?: AbortSignal }): Promise<join.IssueJoinTicketResponse> {

@@ -3,9 +3,19 @@ import { AsterismError } from '@asterism/errors';
 /**
  * Reasons a join or rejoin ticket was not issued. The gRPC boundary (join-server.ts) maps them:
  * INVALID_REQUEST -> InvalidArgument, *_UNAVAILABLE -> Unavailable,
- * CONTROL_PLANE_JOIN_IN_PROGRESS -> Aborted, INTERNAL -> Internal (message kept in the logs only).
+ * CONTROL_PLANE_JOIN_IN_PROGRESS -> Aborted, INTERNAL -> Internal (message kept in the logs only); identity binding
+ * (docs/adr/0008): IDENTITY_MISMATCH -> PermissionDenied, IDENTITY_BINDING_RACE -> Aborted,
+ * METADATA_UNAVAILABLE -> Unavailable.
  */
-export type JoinErrorCode = 'INVALID_REQUEST' | 'KEYSERVICE_UNAVAILABLE' | 'KUBERNETES_UNAVAILABLE' | 'CONTROL_PLANE_JOIN_IN_PROGRESS' | 'INTERNAL';
+export type JoinErrorCode =
+  | 'INVALID_REQUEST'
+  | 'KEYSERVICE_UNAVAILABLE'
+  | 'KUBERNETES_UNAVAILABLE'
+  | 'CONTROL_PLANE_JOIN_IN_PROGRESS'
+  | 'INTERNAL'
+  | 'IDENTITY_MISMATCH'
+  | 'IDENTITY_BINDING_RACE'
+  | 'METADATA_UNAVAILABLE';
 
 /** A ticket could not be issued; `message` has no secrets and is sent to the client unless the code is INTERNAL. */
 export class JoinError extends AsterismError<JoinErrorCode> {}

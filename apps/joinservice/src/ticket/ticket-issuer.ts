@@ -13,6 +13,7 @@ import type {
   KubeletCertSigner,
   SshHostCertSigner,
 } from './ports.js';
+import type { IdentityBindingStage } from './identity-binding.js';
 import { validateDiskUuid, validateJoinRequest, type CsrValidator, type HostKeyValidator } from './request-validation.js';
 
 /** Lifetime of the bootstrap tokens in join tickets (docs/protocol/constants.md). */
@@ -33,6 +34,8 @@ export interface TicketIssuerDeps {
   /** The measurement salt from `join-config` (raw bytes). */
   measurementSalt: Buffer;
   logger: Logger;
+  /** Strict identity binding (docs/adr/0008); absent = `--identity-binding=off` (the reference's behaviour). */
+  identity?: IdentityBindingStage;
   /** Deadline of each outbound call of a ticket (keyservice, Kubernetes API, signers). Default 10 s. */
   outboundTimeoutMs?: number;
 }
@@ -109,6 +112,8 @@ export class TicketIssuer {
     const log = d.logger.child({ joinId: ctx.joinId });
     const valid = validateJoinRequest(req, d.csrValidator, d.hostKeyValidator);
     log.info('issuing join ticket', { nodeName: valid.nodeName, isControlPlane: valid.isControlPlane, diskUuid: valid.diskUuid });
+    const identity = d.identity;
+    if (identity) await this.#out('KUBERNETES_UNAVAILABLE', 'checking the node identity binding', ctx, (sig) => identity.checkJoin(valid, ctx.peer, sig));
 
     const measurementSecret = await this.#out('KEYSERVICE_UNAVAILABLE', 'getting measurement secret', ctx, (sig) => d.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig, ctx.joinId));
     const stateDiskKey = await this.#out('KEYSERVICE_UNAVAILABLE', 'getting key for stateful disk', ctx, (sig) => d.keys.getDataKey(valid.diskUuid, STATE_DISK_KEY_LENGTH, sig, ctx.joinId));
@@ -157,6 +162,8 @@ export class TicketIssuer {
     const log = this.deps.logger.child({ joinId: ctx.joinId });
     validateDiskUuid(req.diskUuid);
     log.info('issuing rejoin ticket', { diskUuid: req.diskUuid });
+    const identity = this.deps.identity;
+    if (identity) await this.#out('KUBERNETES_UNAVAILABLE', 'checking the node identity binding', ctx, () => identity.checkRejoin(req.diskUuid, ctx.peer));
     const measurementSecret = await this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get measurement secret', ctx, (sig) => this.deps.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig, ctx.joinId));
     const stateDiskKey = await this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get key for stateful disk', ctx, (sig) => this.deps.keys.getDataKey(req.diskUuid, STATE_DISK_KEY_LENGTH, sig, ctx.joinId));
     log.info('rejoin ticket issued');

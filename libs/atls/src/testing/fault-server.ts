@@ -80,7 +80,11 @@ export async function startFaultServer(fault: Fault): Promise<FaultServer> {
     accepted: () => accepted,
     close: async () => {
       for (const s of held) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Bounded: a connection the listener never saw must not keep a test waiting forever.
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, 2000);
+        server.close(() => (clearTimeout(t), resolve()));
+      });
     },
   };
 }

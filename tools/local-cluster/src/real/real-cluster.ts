@@ -167,6 +167,10 @@ export function localHelmValues(first: NodeSpec): Record<string, unknown> {
   return {
     joinservice: {
       keyServiceEndpoint: '$(KEY_SERVICE_SERVICE_HOST):$(KEY_SERVICE_SERVICE_PORT)',
+      // The pod has no metadata source for the nodes (no qemu metadata API, the metadata file is
+      // on the host) and sees NodePort peers after kube-proxy's SNAT, so it cannot name peers by IP
+      // (docs/adr/0008 "Real-node local cluster"): the reference behaviour until it can.
+      identityBinding: 'off',
       extraArgs: [`--api-server-endpoint=${first.ip}:6443`],
     },
   };

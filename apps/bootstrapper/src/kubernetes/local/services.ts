@@ -16,6 +16,12 @@ export function tsAppCommand(app: 'keyservice' | 'joinservice'): { binary: strin
   return { binary: process.execPath, args: ['--import', tsx, join(WORKSPACE_ROOT, 'apps', app, 'src', 'main.ts')] };
 }
 
+/** The joinservice flag for the node's metadata source. */
+function metadataArgs(metadata: string | undefined): string[] {
+  if (!metadata) return [];
+  return metadata.startsWith('file:') ? [`--metadata-file=${metadata.slice(5)}`] : [`--metadata-url=${metadata.replace(/\/$/, '')}`];
+}
+
 /** Options of the local cluster's service processes. */
 export interface LocalServicesOptions {
   /** State folder for their files and logs. */
@@ -28,6 +34,11 @@ export interface LocalServicesOptions {
   /** -1 = no metrics endpoints. */
   keyServiceMetricsPort?: number;
   joinServiceMetricsPort?: number;
+  /**
+   * The node's metadata source (`file:<path>` or a qemu metadata API URL): the joinservice looks up
+   * peer names and roles there (`--identity-binding=strict`, docs/adr/0008). Absent: its default.
+   */
+  metadata?: string;
   logger: Logger;
 }
 
@@ -89,6 +100,7 @@ export class LocalServiceProcesses implements ClusterServices {
       `--kubernetes-dir=${ctx.kubernetesDir}`,
       `--kubeconfig=${ctx.adminKubeconfigPath}`,
       `--api-server-endpoint=${ctx.apiServerEndpoint}`,
+      ...metadataArgs(this.o.metadata),
     ], joinLog);
     await waitFor('joinservice', async () => (await readFile(joinLog, 'utf8')).includes('joinservice serving'), {
       timeoutMs: 60_000,
