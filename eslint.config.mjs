@@ -42,6 +42,40 @@ export default [
     },
   },
   {
+    // gRPC statuses live only at the RPC boundary (docs/adr/0027): domain modules (flows, issuers,
+    // validators, libs) raise AsterismErrors and never import grpc-js. Allowed: the transport libs
+    // and the files that are servers, clients or process wiring. Tests may use grpc-js freely.
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
+    ignores: [
+      '**/*.spec.ts',
+      'libs/atls/**',
+      'libs/proto/**',
+      'libs/service-runtime/**',
+      'libs/logger/src/grpc-interceptor.ts',
+      'libs/logger/src/join-id.ts',
+      'apps/*/src/main.ts',
+      'apps/*/src/service.ts',
+      'apps/bootstrapper/src/initserver/init-server.ts',
+      'apps/bootstrapper/src/joinclient/atls-dialer.ts',
+      'apps/bootstrapper/src/recovery/recovery-server.ts',
+      'apps/bootstrapper/src/verify/verification-service.ts',
+      'apps/cli/src/init/grpc-connector.ts',
+      'apps/cli/src/init/init-command.ts',
+      'apps/cli/src/recover/recover-command.ts',
+      'apps/cli/src/verify/grpc-attestation-source.ts',
+      'apps/joinservice/src/join-server.ts',
+      'apps/joinservice/src/keyservice-client.ts',
+      'apps/keyservice/src/server.ts',
+      'apps/keyservice/src/utf8-guard.ts',
+    ],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: [{ name: '@grpc/grpc-js', message: 'map errors to gRPC statuses at the RPC boundary (toStatus in @asterism/service-runtime); domain modules throw AsterismErrors' }] },
+      ],
+    },
+  },
+  {
     files: ['**/*.spec.ts'],
     rules: {
       '@nx/enforce-module-boundaries': [

@@ -2,7 +2,7 @@
  * The container payload: each app bundled with esbuild into one main.mjs (+ the health proto) in a
  * folder outside the repository (so nothing can be resolved from node_modules), started with plain
  * `node` as the image does, and asked over gRPC: grpc.health.v1 answers SERVING and the keyservice
- * derives the SPEC.md §2.2 worked-example key.
+ * derives the docs/protocol/key-hierarchy.md worked-example key.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -68,7 +68,7 @@ describe('bundled keyservice (dist/keyservice/main.mjs)', () => {
     await assert.rejects(healthCheck(port, 'no.such.Service'), (e: grpc.ServiceError) => e.code === grpc.status.NOT_FOUND);
   });
 
-  it('derives the SPEC.md §2.2 disk key for the all-zero UUID', async () => {
+  it('derives the docs/protocol/key-hierarchy.md disk key for the all-zero UUID', async () => {
     const client = new kms.APIClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
     const key = await new Promise<Buffer>((resolve, reject) =>
       client.getDataKey({ dataKeyId: '00000000-0000-0000-0000-000000000000', length: 32 }, (err, res) => (err ? reject(err) : resolve(res!.dataKey))),

@@ -1,7 +1,7 @@
 /**
  * The charts with the real Helm 3 binary: `helm lint --strict`, `helm template` with several values
  * sets (every rendered object validated against the Kubernetes schemas of kubernetes-models, and
- * the SPEC.md §11 layout asserted), and schema errors for misspelled or invalid values.
+ * the docs/protocol/helm.md layout asserted), and schema errors for misspelled or invalid values.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';

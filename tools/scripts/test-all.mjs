@@ -12,6 +12,8 @@ rmSync(resultsDir, { recursive: true, force: true });
 
 const env = { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true', NX_TUI: 'false' };
 const started = Date.now();
+// Repository-wide: comments and project docs cite only files under docs/.
+const citations = spawnSync(process.execPath, [join(workspace, 'tools', 'scripts', 'check-doc-citations.mjs')], { cwd: workspace, stdio: 'inherit' });
 const nx = spawnSync(
   'npx',
   ['nx', 'run-many', '-t', 'check-drift', 'typecheck', 'lint', 'test', '--outputStyle=stream', ...process.argv.slice(2)],
@@ -32,4 +34,4 @@ if (existsSync(resultsDir)) {
 const secs = ((Date.now() - started) / 1000).toFixed(0);
 console.log(`\ntest-all finished in ${secs}s (nx exit code ${nx.status})`);
 console.log(`tests: ${pass} passed, ${fail} failed, ${skipped} skipped`);
-process.exit(nx.status === 0 && fail === 0 ? 0 : 1);
+process.exit(nx.status === 0 && fail === 0 && citations.status === 0 ? 0 : 1);

@@ -5,7 +5,7 @@ import { parseCloudKind } from '@asterism/metadata';
 import { FlagError, intFlag as int, normalizeGoFlags } from '@asterism/service-runtime';
 import { STATE_DISK_PBKDF_PRESETS, type StateDiskPbkdfPreset } from './disk/state-disk.js';
 
-/** Bootstrapper configuration: the reference's `-v` and environment (SPEC.md §8.1) plus Asterism's paths. */
+/** Bootstrapper configuration: the reference's `-v` and environment (docs/protocol/bootstrapper.md) plus Asterism's paths. */
 export interface BootstrapperConfig {
   verbosity: number;
   variant: Variant;

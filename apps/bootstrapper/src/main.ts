@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * bootstrapper entry point (SPEC.md §8.1-§8.2): flags/environment -> TPM, issuer, node lock,
+ * bootstrapper entry point (docs/protocol/bootstrapper.md): flags/environment -> TPM, issuer, node lock,
  * metadata, state disk -> node condition -> InitServer || JoinClient race (or rejoin) ->
  * status file. With the local backend the process stays up as the node's agent (and, on the
  * first control plane, as the supervisor of its control plane and services) until SIGTERM.
@@ -12,6 +12,7 @@ import { PassThrough } from 'node:stream';
 import { VtpmIssuer, type Issuer } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
+import type { MetadataProvider } from '@asterism/metadata';
 import { NodeLock } from '@asterism/nodelock';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { CryptsetupStateDisk, STATE_DISK_PBKDF_PRESETS } from './disk/state-disk.js';
@@ -38,11 +39,12 @@ import { RecoveryServer } from './recovery/recovery-server.js';
 import { raceForDiskKey } from './recovery/unlock-race.js';
 import { PerCallIssuer } from './verify/per-call-issuer.js';
 import { VerificationService } from './verify/verification-service.js';
-import { runBootstrapper, type NodeControl, type RunResult } from './run.js';
+import type { Cleaner } from './clean/cleaner.js';
+import { runBootstrapper, type InitService, type NodeControl, type RunResult } from './run.js';
 import { NodeFileWriter } from './state/file-writer.js';
 import { NODE_STATE_PATH, readNodeState } from './state/node-state.js';
 import { writeStatusFile, type NodeStatus } from './status-file.js';
-import { nodePlatformFor } from './platform.js';
+import { nodePlatformFor, type NodePlatform } from './platform.js';
 
 /** Exit code of a "reboot" in local mode (the supervisor decides whether to start the node again). */
 export const EXIT_REBOOT = 3;
@@ -62,40 +64,102 @@ function loggerFor(config: BootstrapperConfig, secrets: SecretRegistry): Logger 
   return createLogger({ component: 'bootstrapper', level: levelFromVerbosity(config.verbosity), secrets, stream, defaultMeta: config.nodeName ? { node: config.nodeName } : {} });
 }
 
-/** Flushes the attestation key a vTPM issuer keeps loaded (the TPM outlives this process). */
-async function releaseAttestationKeys(issuer: Issuer): Promise<void> {
-  if (issuer instanceof VtpmIssuer) await issuer.releaseAttestationKeys().catch(() => 0);
+/** Writes the node's status file (phase, timings, mark); failures are only logged. */
+type StatusWriter = (s: Omit<NodeStatus, 'name' | 'variant' | 'updatedAt'>) => Promise<void>;
+
+/** The Kubernetes backend's two halves; `local` is set when this process also supervises a local control plane. */
+interface ClusterBackend {
+  initializer: ClusterInitializer;
+  joiner: ClusterJoiner;
+  local?: LocalClusterInitializer;
+}
+
+/** Everything the boot stages share, built once from the flags. */
+interface BootNode {
+  cfg: BootstrapperConfig;
+  logger: Logger;
+  files: NodeFileWriter;
+  status: StatusWriter;
+  /** TPM or TDX device: issuer, cluster-ID marker and mark reader (platform.ts). */
+  platform: NodePlatform;
+  issuer: Issuer;
+  lock: NodeLock;
+  metadata: MetadataProvider;
+  disk: CryptsetupStateDisk;
+  host: OsHostInfo;
+  hostKey: HostKeyFile;
+  dialer: AtlsJoinServiceDialer;
+  backend: ClusterBackend;
+}
+
+/** Long-lived pieces a rejoin leaves running (stopped on SIGTERM in local mode). */
+interface RejoinSession {
+  rejoiner?: RejoinClient;
+  recovery?: RecoveryServer;
 }
 
 async function main(): Promise<void> {
   const started = Date.now();
   const config = parseFlagsOrExit('bootstrapper', USAGE, () => parseFlags(process.argv.slice(2)));
   if (config === null) return;
-  const cfg = config;
+  const node = await wireNode(config);
+  let rebooting = false;
+  const session: RejoinSession = {};
+  const result: RunResult = await runBootstrapper({
+    logger: node.logger,
+    control: nodeControl(node, () => (rebooting = true)),
+    condition: () => detectNodeCondition(node.platform.mark, node.disk, node.files.resolve(NODE_STATE_PATH)),
+    rejoin: () => rejoinStage(node, session),
+    startNodeAgent: async () => startNodeAgent(node),
+    initServer: (cleaner) => initServerStage(node, cleaner),
+    joinClient: (cleaner) =>
+      new JoinClient(
+        { ...pick(node, 'lock', 'dialer', 'metadata', 'disk', 'files', 'host', 'hostKey', 'logger'), csr: new KubeletCsrGenerator(), probe: new TcpReadinessProbe(), cluster: node.backend.joiner, onLocked: () => cleaner.clean() },
+        { joinServicePort: node.cfg.joinServicePort },
+      ),
+  });
+  if (rebooting || result === 'failed') return;
+  await finishBoot(node, result, started, session);
+}
+
+/** Logger, status file, platform (TPM or TDX: issuer, marker), lock, metadata, state disk, host facts, dialer and Kubernetes backend. */
+async function wireNode(cfg: BootstrapperConfig): Promise<BootNode> {
   const secrets = new SecretRegistry();
   const logger = loggerFor(cfg, secrets);
   const files = new NodeFileWriter(cfg.stateRoot === '/' ? '' : cfg.stateRoot);
   const statusPath = files.resolve('/run/asterism/status.json');
-  const status = (s: Omit<NodeStatus, 'name' | 'variant' | 'updatedAt'>) =>
-    writeStatusFile(statusPath, { name: cfg.nodeName ?? '', variant: cfg.variant.name, ...s }).catch((err: unknown) => logger.warn('writing status file failed', { err }));
+  const status: StatusWriter = (s) =>
+    writeStatusFile(statusPath, { name: cfg.nodeName ?? '', variant: cfg.variant.name, ...s }).catch((err: unknown) => {
+      logger.warn('writing status file failed', { err });
+    });
   await status({ phase: 'starting' });
   logger.info('bootstrapper starting', { variant: cfg.variant.name, csp: cfg.csp, backend: cfg.backend });
 
   const platform = nodePlatformFor(cfg, (count) => logger.warn('flushed transient TPM objects left by an earlier run', { count }));
   const issuer = platform.issuer;
-  const lock = new NodeLock(platform.marker);
   const metadata = metadataFor(cfg);
-  const disk = new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath, STATE_DISK_PBKDF_PRESETS[cfg.stateDiskPbkdf]);
-  const host = new OsHostInfo(cfg.addresses ? { addresses: cfg.addresses, ...(cfg.nodeName ? { hostname: cfg.nodeName } : {}) } : undefined);
-  const hostKey = new HostKeyFile(files);
-  const dialer = new AtlsJoinServiceDialer(issuer, cfg.joinSourceAddress ? { localAddress: cfg.joinSourceAddress } : {});
+  return {
+    cfg,
+    logger,
+    files,
+    status,
+    platform,
+    issuer,
+    lock: new NodeLock(platform.marker),
+    metadata,
+    disk: new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath, STATE_DISK_PBKDF_PRESETS[cfg.stateDiskPbkdf]),
+    host: new OsHostInfo(cfg.addresses ? { addresses: cfg.addresses, ...(cfg.nodeName ? { hostname: cfg.nodeName } : {}) } : undefined),
+    hostKey: new HostKeyFile(files),
+    dialer: new AtlsJoinServiceDialer(issuer, cfg.joinSourceAddress ? { localAddress: cfg.joinSourceAddress } : {}),
+    backend: clusterBackendFor(cfg, metadata, files, logger),
+  };
+}
 
-  let initializer: ClusterInitializer;
-  let joiner: ClusterJoiner;
-  let local: LocalClusterInitializer | undefined;
+/** The `local` backend (processes on this machine) or `kubeadm` (a real node). */
+function clusterBackendFor(cfg: BootstrapperConfig, metadata: MetadataProvider, files: NodeFileWriter, logger: Logger): ClusterBackend {
   if (cfg.backend === 'local') {
     const binDir = cfg.k8sBinDir ?? '';
-    local = new LocalClusterInitializer({
+    const local = new LocalClusterInitializer({
       binaries: { etcd: join(binDir, 'etcd'), kubeApiserver: join(binDir, 'kube-apiserver'), kubeControllerManager: join(binDir, 'kube-controller-manager') },
       dir: files.resolve('/etc/kubernetes'),
       metadata,
@@ -115,102 +179,107 @@ async function main(): Promise<void> {
       logger,
       apiServerPort: cfg.apiServerPort,
     });
-    initializer = local;
-    joiner = new LocalClusterJoiner(logger);
-  } else {
-    const kubeadm = new KubeadmBackend({
-      kubeadm: cfg.k8sBinDir ? join(cfg.k8sBinDir, 'kubeadm') : '/run/state/bin/kubeadm',
-      metadata,
-      csp: cfg.csp,
-      logger,
-      files,
-      ...(cfg.imageRepository ? { imageRepository: cfg.imageRepository } : {}),
-      ignorePreflightErrors: cfg.ignorePreflightErrors,
-      ...(cfg.kubeProxyConntrackMaxPerCore !== undefined ? { kubeProxyConntrackMaxPerCore: cfg.kubeProxyConntrackMaxPerCore } : {}),
-    });
-    initializer = kubeadm;
-    joiner = kubeadm;
+    return { initializer: local, joiner: new LocalClusterJoiner(logger), local };
   }
+  const kubeadm = new KubeadmBackend({
+    kubeadm: cfg.k8sBinDir ? join(cfg.k8sBinDir, 'kubeadm') : '/run/state/bin/kubeadm',
+    metadata,
+    csp: cfg.csp,
+    logger,
+    files,
+    ...(cfg.imageRepository ? { imageRepository: cfg.imageRepository } : {}),
+    ignorePreflightErrors: cfg.ignorePreflightErrors,
+    ...(cfg.kubeProxyConntrackMaxPerCore !== undefined ? { kubeProxyConntrackMaxPerCore: cfg.kubeProxyConntrackMaxPerCore } : {}),
+  });
+  return { initializer: kubeadm, joiner: kubeadm };
+}
 
-  let rebooting = false;
-  const control: NodeControl = {
-    markDiskForReset: () => disk.markForReset(),
+/** Reboot policy: a real node reboots through systemd; a local node exits with EXIT_REBOOT for its supervisor. */
+function nodeControl(node: BootNode, onReboot: () => void): NodeControl {
+  const { cfg, logger } = node;
+  return {
+    markDiskForReset: () => node.disk.markForReset(),
     reboot: async (reason) => {
-      rebooting = true;
+      onReboot();
       logger.error('node must reboot', { reason });
-      await status({ phase: 'failed', error: reason });
-      await local?.stop().catch(() => undefined);
+      await node.status({ phase: 'failed', error: reason });
+      await node.backend.local?.stop().catch(() => undefined);
       if (cfg.backend === 'kubeadm' && cfg.initSystem === 'systemd') spawn('systemctl', ['reboot'], { stdio: 'ignore', detached: true }).unref();
       setTimeout(() => process.exit(EXIT_REBOOT), 200);
     },
   };
+}
 
-  let rejoiner: RejoinClient | undefined;
-  let recovery: RecoveryServer | undefined;
-  const hostAddr = cfg.initHost.includes(':') ? `[${cfg.initHost}]` : cfg.initHost;
-  const result: RunResult = await runBootstrapper({
-    logger,
-    control,
-    condition: () => detectNodeCondition(platform.mark, disk, files.resolve(NODE_STATE_PATH)),
-    rejoin: async () => {
-      await status({ phase: 'waiting' });
-      const state = await readNodeState(files.resolve(NODE_STATE_PATH));
-      rejoiner = new RejoinClient({ dialer, probe: new TcpReadinessProbe(), metadata, disk, lock, measurementSalt: state.measurementSalt, logger }, { joinServicePort: cfg.joinServicePort });
-      if (cfg.recoveryPort === 0) return (await rejoiner.run()) !== 'stopped';
-      recovery = new RecoveryServer(disk, logger);
-      const port = await recovery.listen(`${hostAddr}:${cfg.recoveryPort}`, atlsServerCredentials({ issuer, logger }));
-      logger.info('recovery server waiting', { port });
-      const unlocked = await raceForDiskKey({ rejoin: rejoiner, recovery, lock, measurementSalt: state.measurementSalt, logger });
-      // The kubeadm node's process ends: stop serving. A local node keeps refusing later calls clearly.
-      if (cfg.backend === 'kubeadm') await recovery.close();
-      if (unlocked === 'stopped') return false;
-      logger.info('state disk key delivered', { by: unlocked.by });
-      return true;
-    },
-    startNodeAgent: async () => {
-      if (cfg.backend === 'kubeadm' && cfg.initSystem === 'systemd') spawn('systemctl', ['enable', '--now', 'kubelet'], { stdio: 'ignore' });
-      logger.info('node agent started', { kubelet: cfg.initSystem === 'systemd' ? 'kubelet.service' : 'started by the node supervisor' });
-    },
-    initServer: async (cleaner) => {
-      const flow = new InitFlow({
-        initSecretHash: await metadata.initSecretHash(),
-        lock,
-        disk,
-        files,
-        ssh: new EmergencySshSetup(files, hostKey),
-        host,
-        cluster: initializer,
-        onLocked: () => cleaner.clean(),
-        logger,
-      });
-      const server = new InitServer(flow, new FileLogSource(cfg.logFile ?? '/dev/null'), logger);
-      const address = `${cfg.initHost.includes(':') ? `[${cfg.initHost}]` : cfg.initHost}:${cfg.initPort}`;
-      await status({ phase: 'waiting' });
-      return {
-        serve: () => server.serve(address, atlsServerCredentials({ issuer, logger })),
-        stop: () => server.stop(),
-        get outcome() {
-          return server.outcome;
-        },
-      };
-    },
-    joinClient: (cleaner) =>
-      new JoinClient(
-        { lock, dialer, metadata, disk, files, host, hostKey, csr: new KubeletCsrGenerator(), probe: new TcpReadinessProbe(), cluster: joiner, onLocked: () => cleaner.clean(), logger },
-        { joinServicePort: cfg.joinServicePort },
-      ),
+/** `host:port` for a listener on the configured init host (IPv6 in brackets). */
+function listenAddress(cfg: BootstrapperConfig, port: number): string {
+  return `${cfg.initHost.includes(':') ? `[${cfg.initHost}]` : cfg.initHost}:${port}`;
+}
+
+/** An initialised node after a reboot: rejoin through a joinservice, racing the recovery server when it is enabled. */
+async function rejoinStage(node: BootNode, session: RejoinSession): Promise<boolean> {
+  const { cfg, logger, lock } = node;
+  await node.status({ phase: 'waiting' });
+  const state = await readNodeState(node.files.resolve(NODE_STATE_PATH));
+  const rejoiner = new RejoinClient({ ...pick(node, 'dialer', 'metadata', 'disk', 'lock', 'logger'), probe: new TcpReadinessProbe(), measurementSalt: state.measurementSalt }, { joinServicePort: cfg.joinServicePort });
+  session.rejoiner = rejoiner;
+  if (cfg.recoveryPort === 0) return (await rejoiner.run()) !== 'stopped';
+  const recovery = new RecoveryServer(node.disk, logger);
+  session.recovery = recovery;
+  const port = await recovery.listen(listenAddress(cfg, cfg.recoveryPort), atlsServerCredentials({ issuer: node.issuer, logger }));
+  logger.info('recovery server waiting', { port });
+  const unlocked = await raceForDiskKey({ rejoin: rejoiner, recovery, lock, measurementSalt: state.measurementSalt, logger });
+  // The kubeadm node's process ends: stop serving. A local node keeps refusing later calls clearly.
+  if (cfg.backend === 'kubeadm') await recovery.close();
+  if (unlocked === 'stopped') return false;
+  logger.info('state disk key delivered', { by: unlocked.by });
+  return true;
+}
+
+/** A node already marked in this boot only starts its Kubernetes agent. */
+function startNodeAgent({ cfg, logger }: BootNode): void {
+  if (cfg.backend === 'kubeadm' && cfg.initSystem === 'systemd') spawn('systemctl', ['enable', '--now', 'kubelet'], { stdio: 'ignore' });
+  logger.info('node agent started', { kubelet: cfg.initSystem === 'systemd' ? 'kubelet.service' : 'started by the node supervisor' });
+}
+
+/** The InitServer over aTLS (the node attests), built from the init flow. */
+async function initServerStage(node: BootNode, cleaner: Cleaner): Promise<InitService> {
+  const { cfg, logger } = node;
+  const flow = new InitFlow({
+    ...pick(node, 'lock', 'disk', 'files', 'host', 'logger'),
+    initSecretHash: await node.metadata.initSecretHash(),
+    ssh: new EmergencySshSetup(node.files, node.hostKey),
+    cluster: node.backend.initializer,
+    onLocked: () => cleaner.clean(),
   });
-  if (rebooting || result === 'failed') return;
+  const server = new InitServer(flow, new FileLogSource(cfg.logFile ?? '/dev/null'), logger);
+  await node.status({ phase: 'waiting' });
+  return {
+    serve: () => server.serve(listenAddress(cfg, cfg.initPort), atlsServerCredentials({ issuer: node.issuer, logger })),
+    stop: () => server.stop(),
+    get outcome() {
+      return server.outcome;
+    },
+  };
+}
+
+/** Flushes the attestation key a vTPM issuer keeps loaded (the TPM outlives this process). */
+async function releaseAttestationKeys(issuer: Issuer): Promise<void> {
+  if (issuer instanceof VtpmIssuer) await issuer.releaseAttestationKeys().catch(() => 0);
+}
+
+/** Status and log line with the mark; then exit, unless this process must stay as the node's agent (residency.ts) until SIGTERM. */
+async function finishBoot(node: BootNode, result: RunResult, started: number, session: RejoinSession): Promise<void> {
+  const { cfg, logger, platform } = node;
   const mark = await platform.mark.readMark().catch(() => undefined);
   const phase = result === 'stopped' ? 'stopped' : result;
-  await status({ phase, bootstrapMs: Date.now() - started, ...(mark ? { pcr15: mark.toString('hex') } : {}) });
+  await node.status({ phase, bootstrapMs: Date.now() - started, ...(mark ? { pcr15: mark.toString('hex') } : {}) });
   logger.info('bootstrap finished', { result, bootstrapMs: Date.now() - started, pcr15: mark?.toString('hex') });
-  const stay = residencyReason({ backend: cfg.backend, result, supervisesControlPlane: local?.supervising ?? false, verificationPort: cfg.verifyGrpcPort });
+  const stay = residencyReason({ backend: cfg.backend, result, supervisesControlPlane: node.backend.local?.supervising ?? false, verificationPort: cfg.verifyGrpcPort });
   if (!stay) {
     // Nothing to supervise here: the node keeps running without this process (idle memory).
     logger.info('bootstrapper exiting: nothing left to supervise on this node', { result });
-    await recovery?.close();
-    await releaseAttestationKeys(issuer);
+    await session.recovery?.close();
+    await releaseAttestationKeys(node.issuer);
     await platform.close();
     setImmediate(() => process.exit(0));
     return;
@@ -218,26 +287,31 @@ async function main(): Promise<void> {
   logger.info('bootstrapper staying resident', { reason: stay });
   if (cfg.backend === 'kubeadm') {
     // Real node: only the verification service stays, opening the TPM per document.
-    await recovery?.close();
-    await releaseAttestationKeys(issuer);
+    await session.recovery?.close();
+    await releaseAttestationKeys(node.issuer);
     await platform.close();
-    const verification = await startVerificationService(cfg, perCallIssuer(cfg, issuer), logger);
+    const verification = await startVerificationService(cfg, perCallIssuer(cfg, node.issuer), logger);
     handleShutdownSignals(logger, async () => {
       await verification?.close();
     });
     return;
   }
   // Local backend: this process is the node's agent (and node 0's control-plane supervisor).
-  const verification = await startVerificationService(cfg, issuer, logger);
+  const verification = await startVerificationService(cfg, node.issuer, logger);
   handleShutdownSignals(logger, async () => {
-    rejoiner?.stop();
-    await recovery?.close();
+    session.rejoiner?.stop();
+    await session.recovery?.close();
     await verification?.close();
-    await local?.stop();
-    await releaseAttestationKeys(issuer);
+    await node.backend.local?.stop();
+    await releaseAttestationKeys(node.issuer);
     await platform.close();
-    await status({ phase: 'stopped' });
+    await node.status({ phase: 'stopped' });
   });
+}
+
+/** The listed fields of `node` (to hand a subset of the shared pieces to a component). */
+function pick<K extends keyof BootNode>(node: BootNode, ...keys: K[]): Pick<BootNode, K> {
+  return Object.fromEntries(keys.map((k) => [k, node[k]])) as Pick<BootNode, K>;
 }
 
 /** An issuer with a platform (TPM connection) of its own per document (the node's TPM stays free). */

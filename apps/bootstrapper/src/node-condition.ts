@@ -1,4 +1,5 @@
 import { access } from 'node:fs/promises';
+import { isMarkedValue } from '@asterism/nodelock';
 import type { NodeCondition } from './run.js';
 
 /** Reads the cluster-ID register (PCR 15 on a vTPM). */
@@ -13,13 +14,13 @@ export interface DiskTokenReader {
 }
 
 /**
- * What this boot finds (SPEC.md §8.2, plus the rejoin the reference did in its disk-mapper):
+ * What this boot finds (docs/protocol/bootstrapper.md, plus the rejoin the reference did in its disk-mapper):
  * a marked register means the node already (re)joined in this boot; a node state file on an
  * initialised state disk means it joined in an earlier boot and must rejoin; otherwise it is fresh.
  */
 export async function detectNodeCondition(mark: MarkReader, disk: DiskTokenReader, nodeStatePath: string): Promise<NodeCondition> {
   const value = await mark.readMark();
-  if (value.some((b) => b !== 0)) return 'bootstrapped';
+  if (isMarkedValue(value)) return 'bootstrapped';
   let hasState = true;
   try {
     await access(nodeStatePath);

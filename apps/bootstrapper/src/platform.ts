@@ -1,7 +1,7 @@
 /**
  * The node's attestation platform for its variant: the issuer, the node marker of the one-way
  * node lock, and the register that tells whether this boot already marked the node
- * (SPEC.md §5.8; docs/protocol/tdx-dcap.md "Node marking on TDX"). A vTPM variant marks PCR 15;
+ * (docs/protocol/node-lock.md; docs/protocol/tdx-dcap.md "Node marking on TDX"). A vTPM variant marks PCR 15;
  * qemu-tdx has no TPM and marks RTMR2 through the TD's sysfs files, quoting via configfs-tsm.
  */
 import { join } from 'node:path';

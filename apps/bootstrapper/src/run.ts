@@ -50,7 +50,7 @@ export interface RunDeps {
 export type RunResult = 'initialized' | 'joined' | 'rejoined' | 'agent-started' | 'stopped' | 'failed';
 
 /**
- * The bootstrapper's boot sequence (SPEC.md §8.2): decide from the node's condition, then either
+ * The bootstrapper's boot sequence (docs/protocol/bootstrapper.md): decide from the node's condition, then either
  * start the agent, rejoin, or race InitServer and JoinClient. The node lock decides the race; the
  * winner calls `cleaner.clean()`, which stops the loser and then the InitServer. A failure after
  * the node was locked marks the disk for reset and reboots.

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { Variant, type CloudProvider, type UpcomingTcbMinimum } from '@asterism/attestation';
 import { FlagError, intFlag as int, normalizeGoFlags } from '@asterism/service-runtime';
 
-/** Joinservice configuration: the reference's flags (SPEC.md §9.1) plus Asterism's paths and ports. */
+/** Joinservice configuration: the reference's flags (docs/protocol/join-ticket.md) plus Asterism's paths and ports. */
 export interface JoinServiceConfig {
   cloudProvider: CloudProvider;
   keyServiceEndpoint: string;

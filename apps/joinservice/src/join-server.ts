@@ -1,12 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import type { Logger } from '@asterism/logger';
+import { JOIN_ID_METADATA, joinIdFrom, type Logger } from '@asterism/logger';
 import type { join } from '@asterism/proto';
 import type { JoinMetrics } from './metrics.js';
-import type { PeerRateLimiter } from '@asterism/service-runtime';
+import { toStatus, type PeerRateLimiter } from '@asterism/service-runtime';
 import { JoinError, type JoinErrorCode } from './ticket/errors.js';
 import type { TicketIssuer } from './ticket/ticket-issuer.js';
 
+/** The joinservice's answer table (INTERNAL causes are logged with the join id, never sent). */
 const STATUS_OF: Record<JoinErrorCode, grpc.status> = {
   INVALID_REQUEST: grpc.status.INVALID_ARGUMENT,
   KEYSERVICE_UNAVAILABLE: grpc.status.UNAVAILABLE,
@@ -17,15 +17,6 @@ const STATUS_OF: Record<JoinErrorCode, grpc.status> = {
   IDENTITY_BINDING_RACE: grpc.status.ABORTED,
   METADATA_UNAVAILABLE: grpc.status.UNAVAILABLE,
 };
-
-/** Metadata key a client may use to carry its join id (our JoinClient sends one). */
-export const JOIN_ID_METADATA = 'x-join-id';
-
-/** Uses the client's join id when it is a sane token, else a fresh UUID. */
-export function joinIdFrom(metadata: grpc.Metadata): string {
-  const v = metadata.get(JOIN_ID_METADATA)[0];
-  return typeof v === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(v) ? v : randomUUID();
-}
 
 /** join.API over the ticket issuer: rate limiting, join ids, status mapping, metrics. */
 export class JoinServer {
@@ -76,13 +67,14 @@ export class JoinServer {
       this.metrics.duration.observe({ kind, outcome: 'issued' }, seconds());
       callback(null, res, trailer);
     } catch (err) {
-      const je = err instanceof JoinError ? err : new JoinError('INTERNAL', 'internal error', { cause: err });
-      this.metrics.refused.inc({ kind, reason: je.code, variant });
+      const reason = err instanceof JoinError ? err.code : 'INTERNAL';
+      this.metrics.refused.inc({ kind, reason, variant });
       this.metrics.duration.observe({ kind, outcome: 'refused' }, seconds());
-      const fields = { joinId, peer, kind, code: je.code, err: je };
-      if (je.code === 'INVALID_REQUEST') this.logger.warn('ticket refused', fields);
+      const status = toStatus(err, STATUS_OF, { ref: joinId });
+      const fields = { joinId, peer, kind, code: reason, err };
+      if (reason === 'INVALID_REQUEST') this.logger.warn('ticket refused', fields);
       else this.logger.error('ticket failed', fields);
-      callback({ code: STATUS_OF[je.code], details: je.code === 'INTERNAL' && !(err instanceof JoinError) ? 'internal error' : je.message, metadata: trailer });
+      callback({ code: status.code, details: status.details, metadata: trailer });
     }
   }
 }

@@ -15,6 +15,7 @@ import { DummyIssuer } from '@asterism/attestation';
 import { atlsChannelCredentials } from '@asterism/atls';
 import { deriveClusterId, parseAuthorizedKeyLine, parseSshCertificate } from '@asterism/crypto';
 import { UPDATE_GROUP, UPDATE_VERSION } from '@asterism/k8s';
+import { setJoinId } from '@asterism/logger';
 import { testenvUnavailable } from '@asterism/k8s-testenv';
 import { buildGoPeer, haveGo, runGoClient } from '@asterism/interop';
 import { join as joinApi } from '@asterism/proto';
@@ -44,7 +45,7 @@ describe('joinservice process against a real control plane and keyservice (--ide
     const { err, res } = await call<joinApi.IssueJoinTicketResponse>((cb) => client.issueJoinTicket(joinRequest(h.dir, 'worker-1'), cb));
     assert.equal(err, null, err?.details);
     const t = res!;
-    // Keys: the keyservice's HKDF over the master secret (SPEC.md §2).
+    // Keys: the keyservice's HKDF over the master secret (docs/protocol/key-hierarchy.md).
     assert.equal(t.stateDiskKey.length, 32);
     assert.deepEqual(t.measurementSalt, MEASUREMENT_SALT);
     assert.equal(deriveClusterId(t.measurementSecret, t.measurementSalt).length, 32);
@@ -141,13 +142,20 @@ describe('joinservice process against a real control plane and keyservice (--ide
     assert.deepEqual(cms.items.map((c) => c.metadata?.name).filter((n) => n?.startsWith(BINDING_PREFIX)), []);
   });
 
-  it('logs every line of one join with its join id and never logs key material', async () => {
-    const md = new grpc.Metadata();
-    md.set('x-join-id', 'join-abc-123');
+  it('logs every line of one join with its join id, in the joinservice and the keyservice, and never logs key material', async () => {
+    const md = setJoinId(new grpc.Metadata(), 'join-abc-123');
     const { err, res } = await call<joinApi.IssueJoinTicketResponse>((cb) => client.issueJoinTicket(joinRequest(h.dir, 'worker-3'), md, cb));
     assert.equal(err, null);
+    // The call lines are written once the status is sent, possibly after the client has its answer.
+    await h.joinservice.waitForLog((l) => l.msg === 'rpc finished' && l.method === '/join.API/IssueJoinTicket' && l.joinId === 'join-abc-123', 5000);
     const lines = h.joinservice.jsonLogs().filter((l) => l.joinId === 'join-abc-123');
     assert.ok(lines.some((l) => l.msg === 'issuing join ticket') && lines.some((l) => l.msg === 'join ticket issued'));
+    // The joinservice forwards the id: the keyservice (at debug here) tags its lines of the three key derivations.
+    const keyCallLines = () => h.keyservice.jsonLogs().filter((l) => l.msg === 'rpc finished' && l.joinId === 'join-abc-123').length;
+    for (const until = Date.now() + 5000; keyCallLines() < 3 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    const keyLines = h.keyservice.jsonLogs().filter((l) => l.joinId === 'join-abc-123');
+    assert.equal(keyLines.filter((l) => l.msg === 'derived data key').length, 3, JSON.stringify(keyLines));
+    assert.equal(keyLines.filter((l) => l.msg === 'rpc finished' && l.method === '/kms.API/GetDataKey').length, 3);
     const all = [...h.joinservice.stderrLines, ...h.keyservice.stderrLines].join('\n');
     const secrets: NamedSecret[] = [
       { name: 'master secret', value: MASTER },

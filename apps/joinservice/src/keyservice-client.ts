@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { AsterismError } from '@asterism/errors';
+import { setJoinId } from '@asterism/logger';
 import { kms } from '@asterism/proto';
 import type { DataKeySource } from './ticket/ports.js';
 
@@ -7,7 +8,7 @@ import type { DataKeySource } from './ticket/ports.js';
 export class KeyServiceError extends AsterismError<'KEYSERVICE_UNAVAILABLE' | 'KEYSERVICE_REJECTED'> {}
 
 /**
- * Plaintext gRPC client of the keyservice (cluster-internal, SPEC.md §9.9). One long-lived
+ * Plaintext gRPC client of the keyservice (cluster-internal, docs/protocol/join-ticket.md). One long-lived
  * channel instead of the reference's connection per call; calls wait for the keyservice to be
  * reachable (waitForReady) up to `timeoutMs`, so a keyservice restart delays joins instead of
  * failing them.
@@ -25,11 +26,10 @@ export class KeyServiceClient implements DataKeySource {
     });
   }
 
-  /** Derives data key `id` (the keyservice prefixes `key-`). */
+  /** Derives data key `id` (the keyservice prefixes `key-`); `joinId` reaches the keyservice's log lines. */
   getDataKey(id: string, length: number, signal?: AbortSignal, joinId?: string): Promise<Buffer> {
     return new Promise((resolve, reject) => {
-      const md = new grpc.Metadata({ waitForReady: true });
-      if (joinId) md.set('x-join-id', joinId);
+      const md = setJoinId(new grpc.Metadata({ waitForReady: true }), joinId);
       const call = this.#client.getDataKey(
         { dataKeyId: id, length },
         md,

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * joinservice entry point (SPEC.md §9.1): flags -> Kubernetes clients -> cert cache (SNP) / TDX collateral cache ->
+ * joinservice entry point (docs/protocol/join-ticket.md): flags -> Kubernetes clients -> cert cache (SNP) / TDX collateral cache ->
  * hot-reloading validator -> API server endpoint -> keyservice client -> measurement salt ->
  * join.API over aTLS (clients must attest) + health + metrics -> SIGTERM.
  */

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { FlagError, intFlag as int, normalizeGoFlags } from '@asterism/service-runtime';
 
-/** Keyservice configuration, from flags (reference flags and defaults, SPEC.md §10.1). */
+/** Keyservice configuration, from flags (reference flags and defaults, docs/protocol/key-hierarchy.md). */
 export interface KeyServiceConfig {
   port: number;
   host: string;

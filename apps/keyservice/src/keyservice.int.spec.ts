@@ -33,7 +33,7 @@ function getDataKey(client: kms.APIClient, req: kms.GetDataKeyRequest) {
   );
 }
 
-describe('keyservice process (worked example of SPEC.md §2.2)', () => {
+describe('keyservice process (worked example of docs/protocol/key-hierarchy.md)', () => {
   let proc: ServiceProcess;
   let client: kms.APIClient;
   let metricsPort: number;

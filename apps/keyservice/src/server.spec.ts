@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { createNopLogger } from '@asterism/logger';
+import { createLogger, createNopLogger, setJoinId } from '@asterism/logger';
 import type { kms } from '@asterism/proto';
 import { KeyServiceServer, MAX_DATA_KEY_ID_BYTES, type DataKeyDeriver } from './server.js';
 
@@ -16,9 +17,9 @@ class StubDeriver implements DataKeyDeriver {
   }
 }
 
-function invoke(server: KeyServiceServer, request: kms.GetDataKeyRequest) {
+function invoke(server: KeyServiceServer, request: kms.GetDataKeyRequest, metadata = new grpc.Metadata()) {
   return new Promise<{ err: Partial<grpc.StatusObject> | null; res?: kms.GetDataKeyResponse }>((resolve) => {
-    const call = { request } as grpc.ServerUnaryCall<kms.GetDataKeyRequest, kms.GetDataKeyResponse>;
+    const call = { request, metadata } as grpc.ServerUnaryCall<kms.GetDataKeyRequest, kms.GetDataKeyResponse>;
     server.handlers().getDataKey(call, (err, res) => resolve({ err: err as Partial<grpc.StatusObject> | null, ...(res ? { res } : {}) }));
   });
 }
@@ -54,6 +55,18 @@ describe('KeyServiceServer.getDataKey (TestGetDataKey)', () => {
     const { err } = await invoke(new KeyServiceServer(deriver, createNopLogger()), { dataKeyId: 'x', length: 32 });
     assert.equal(err?.code, grpc.status.INTERNAL);
     assert.equal(err?.details, 'internal error');
+  });
+
+  it('logs an internal failure with the caller join id and names it in the answer', async () => {
+    const stream = new PassThrough();
+    const chunks: string[] = [];
+    stream.on('data', (d: Buffer) => chunks.push(d.toString()));
+    const deriver = new StubDeriver(new Error('secret internal detail'));
+    const { err } = await invoke(new KeyServiceServer(deriver, createLogger({ component: 'test', stream })), { dataKeyId: 'x', length: 32 }, setJoinId(new grpc.Metadata(), 'join-7'));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(err?.details, 'internal error (ref join-7)');
+    const lines = chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(lines.map((l) => [l.msg, l.joinId]), [['deriving data key failed', 'join-7']]);
   });
 
   it('accepts any UTF-8 id and keeps its case', async () => {

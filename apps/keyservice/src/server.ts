@@ -1,8 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { dataKeyInfo, HKDF_MAX_LENGTH } from '@asterism/crypto';
-import type { Logger } from '@asterism/logger';
+import { readJoinId, type Logger } from '@asterism/logger';
+import { AsterismError } from '@asterism/errors';
 import type { kms } from '@asterism/proto';
-import { RpcError, toServiceError } from '@asterism/service-runtime';
+import { toStatus } from '@asterism/service-runtime';
 import { invalidUtf8Field } from './utf8-guard.js';
 
 /** What the server needs to derive keys (ClusterKms implements it). */
@@ -10,22 +11,29 @@ export interface DataKeyDeriver {
   getDek(id: string, length: number): Buffer;
 }
 
+/** Why a data key request was refused; the message is safe to send to the caller. */
+export class KeyRequestError extends AsterismError<'INVALID_REQUEST'> {}
+
+/** The keyservice's answer table: a client's mistake is INVALID_ARGUMENT, anything else INTERNAL. */
+const STATUS_OF: Record<KeyRequestError['code'], grpc.status> = { INVALID_REQUEST: grpc.status.INVALID_ARGUMENT };
+
 /** Longest accepted data key id, in bytes. Disk UUIDs are 36; this leaves ample room. */
 export const MAX_DATA_KEY_ID_BYTES = 256;
 
-/** Checks a request before any key material is touched; throws RpcError(INVALID_ARGUMENT). */
+/** Checks a request before any key material is touched; throws KeyRequestError. */
 export function validateRequest(req: kms.GetDataKeyRequest): void {
+  const invalid = (message: string) => new KeyRequestError('INVALID_REQUEST', message);
   // Same order and texts as the reference for the first two checks.
-  if (req.length === 0) throw new RpcError(grpc.status.INVALID_ARGUMENT, "can't derive key with length zero");
-  if (req.dataKeyId === '') throw new RpcError(grpc.status.INVALID_ARGUMENT, 'no data key ID specified');
+  if (req.length === 0) throw invalid("can't derive key with length zero");
+  if (req.dataKeyId === '') throw invalid('no data key ID specified');
   // Protobuf strings are UTF-8; the decoder would map every bad byte to U+FFFD (one key for many ids).
-  if (invalidUtf8Field(req) !== undefined) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'data key ID is not valid UTF-8');
+  if (invalidUtf8Field(req) !== undefined) throw invalid('data key ID is not valid UTF-8');
   if (req.length > HKDF_MAX_LENGTH) {
-    throw new RpcError(grpc.status.INVALID_ARGUMENT, `key length ${req.length} exceeds the maximum of ${HKDF_MAX_LENGTH} bytes`);
+    throw invalid(`key length ${req.length} exceeds the maximum of ${HKDF_MAX_LENGTH} bytes`);
   }
   const idBytes = Buffer.byteLength(req.dataKeyId, 'utf8');
   if (idBytes > MAX_DATA_KEY_ID_BYTES) {
-    throw new RpcError(grpc.status.INVALID_ARGUMENT, `data key ID is ${idBytes} bytes, the maximum is ${MAX_DATA_KEY_ID_BYTES}`);
+    throw invalid(`data key ID is ${idBytes} bytes, the maximum is ${MAX_DATA_KEY_ID_BYTES}`);
   }
 }
 
@@ -44,11 +52,15 @@ export class KeyServiceServer {
           validateRequest(call.request);
           const dataKey = this.deriver.getDek(dataKeyInfo(call.request.dataKeyId), call.request.length);
           // Guarded: building a log entry costs more than the derivation, even when it is dropped.
-          if (this.logger.isDebugEnabled()) this.logger.debug('derived data key', { dataKeyId: call.request.dataKeyId, length: call.request.length });
+          if (this.logger.isDebugEnabled()) {
+            this.logger.debug('derived data key', { joinId: readJoinId(call.metadata), dataKeyId: call.request.dataKeyId, length: call.request.length });
+          }
           callback(null, { dataKey });
         } catch (err) {
-          if (!(err instanceof RpcError)) this.logger.error('deriving data key failed', { err, dataKeyId: call.request.dataKeyId });
-          callback(toServiceError(err));
+          const joinId = readJoinId(call.metadata);
+          const status = toStatus(err, STATUS_OF, { ref: joinId });
+          if (status.internal) this.logger.error('deriving data key failed', { joinId, err, dataKeyId: call.request.dataKeyId });
+          callback(status);
         }
       },
     };

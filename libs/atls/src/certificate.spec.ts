@@ -8,7 +8,7 @@ import { ATLS_CERT_VALIDITY_SLACK_MS, createAtlsCertificate, createNonceCaCertif
 
 const NONCE = Buffer.from('fbefbeff'.repeat(8), 'hex'); // base64 has '+' and '/'
 
-describe('aTLS certificate (SPEC.md §4.5)', () => {
+describe('aTLS certificate (docs/protocol/atls.md)', () => {
   it('is self-signed P-256/SHA-256, CN=Constellation, valid now ± 2 h, with the document over (nonce, sha256(SPKI))', async () => {
     const now = new Date('2026-01-02T03:04:05.678Z');
     const cert = await createAtlsCertificate({ nonce: NONCE, issuer: new DummyIssuer(), now });

@@ -8,7 +8,7 @@ export const ECDSA_WITH_SHA256 = '1.2.840.10045.4.3.2';
 const COMMON_NAME = '2.5.4.3';
 /** Subject and issuer CN of every aTLS certificate, as in the reference. */
 export const ATLS_SUBJECT_CN = 'Constellation';
-/** NotBefore = now - 2 h, NotAfter = now + 2 h (SPEC.md §4.5). */
+/** NotBefore = now - 2 h, NotAfter = now + 2 h (docs/protocol/atls.md). */
 export const ATLS_CERT_VALIDITY_SLACK_MS = 2 * 60 * 60 * 1000;
 
 /** A fresh ECDSA P-256 key with the SPKI DER and its SHA-256 (the aTLS user data). */
@@ -17,7 +17,7 @@ export interface AtlsKey {
   /** SEC1 PEM, what `tls.createSecureContext` wants. */
   readonly privateKeyPem: string;
   readonly spkiDer: Buffer;
-  /** sha256(SPKI DER): the user data the attestation document binds (SPEC.md §4.5 step 1). */
+  /** sha256(SPKI DER): the user data the attestation document binds (docs/protocol/atls.md). */
   readonly userData: Buffer;
 }
 
@@ -49,7 +49,7 @@ export function generateAtlsKey(): AtlsKey {
 const P256_SPKI_PREFIX = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex');
 
 /**
- * Builds the per-connection aTLS certificate (SPEC.md §4.5): self-signed ECDSA P-256, CN=Constellation,
+ * Builds the per-connection aTLS certificate (docs/protocol/atls.md): self-signed ECDSA P-256, CN=Constellation,
  * validity now ± 2 h, random positive 128-bit serial, and, when an issuer is given, one non-critical
  * extension under the issuer's variant OID whose value is the raw document over
  * (nonce = the peer's nonce, userData = sha256(SPKI DER)). Built straight from ASN.1 (no
@@ -80,7 +80,7 @@ export async function createAtlsCertificate(options: {
 }
 
 /**
- * The carrier of the server's nonce in mutual mode (SPEC.md §4.3): a certificate whose Subject is
+ * The carrier of the server's nonce in mutual mode (docs/protocol/atls.md): a certificate whose Subject is
  * `CN=base64(nonce)` as a PrintableString. Only its Subject matters: TLS copies it into the
  * CertificateRequest's acceptable-CA list, where the reference client reads the nonce.
  */

@@ -27,7 +27,7 @@ export interface AtlsChannelOptions {
    * source address, e.g. the local cluster's nodes on one loopback interface). Default: the OS's choice.
    */
   localAddress?: string;
-  /** Told about every failed connection attempt (the dialer uses it to report the last reason). */
+  /** Told about every failed connection attempt (a caller can report the last reason). */
   onConnectionError?: (err: AtlsError) => void;
 }
 

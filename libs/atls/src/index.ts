@@ -1,12 +1,11 @@
 /**
- * Attested TLS for grpc-js (SPEC.md §4, DESIGN.md §3): server and channel credentials that speak
+ * Attested TLS for grpc-js (docs/protocol/atls.md): server and channel credentials that speak
  * the reference's aTLS (SNI nonce, CA-list nonce, document in a certificate extension), plus
- * exporter-bound client evidence for Node clients (docs/adr/0004), and a dialer.
+ * exporter-bound client evidence for Node clients (docs/adr/0004).
  */
 
 export { atlsServerCredentials, AtlsServerCredentials, type AtlsPeerInfo, type AtlsServerOptions } from './server-credentials.js';
 export { atlsChannelCredentials, AtlsChannelCredentials, type AtlsChannelOptions } from './channel-credentials.js';
-export { dialAtls, type DialAtlsOptions, type GrpcClientConstructor } from './dialer.js';
 export { AtlsError, type AtlsErrorCode } from './errors.js';
 export { ATLS_EVIDENCE_METADATA_KEY, ATLS_EXPORTER_LABEL, ATLS_MAX_EVIDENCE_BYTES, ATLS_MAX_HEADER_LIST_BYTES } from './evidence.js';
 export { createAtlsCertificate, generateAtlsKey, type AtlsCertificate, type AtlsKey } from './certificate.js';

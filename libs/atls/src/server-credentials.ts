@@ -65,7 +65,7 @@ function tracked<T>(conn: Connection, verdict: Promise<T>): Promise<T> {
 }
 
 /**
- * grpc-js server credentials speaking the reference's aTLS (SPEC.md §4.3) plus exporter-bound client
+ * grpc-js server credentials speaking the reference's aTLS (docs/protocol/atls.md) plus exporter-bound client
  * evidence (docs/adr/0004). Per connection: the SNICallback decodes the client nonce, builds a fresh
  * key and certificate, and (client-attested mode) a one-entry CA list carrying the server nonce.
  * The credentials install their own interceptor, which holds every call until the peer is

@@ -42,7 +42,7 @@ async function code(p: Promise<unknown> | (() => unknown)): Promise<string> {
   return 'OK';
 }
 
-describe('aTLS verification (SPEC.md §4.6)', () => {
+describe('aTLS verification (docs/protocol/atls.md)', () => {
   const cases: Array<{ name: string; cert: () => Promise<Buffer | undefined>; validators?: string[]; want: string }> = [
     { name: 'our own certificate', cert: async () => (await createAtlsCertificate({ nonce: NONCE, issuer: new DummyIssuer() })).der, want: 'OK' },
     { name: 'a certificate from another library', cert: () => foreignCert(async (u) => [await dummyExt('1.3.9900.1.1', u)]), want: 'OK' },

@@ -3,7 +3,7 @@ import { AttestationError, type Validator, type Variant } from '@asterism/attest
 import { parseCertificateFields, parseOidSequence, type CertificateFields } from './der.js';
 import { AtlsError } from './errors.js';
 
-/** The reference's per-`Validate` timeout (SPEC.md §0.3). */
+/** The reference's per-`Validate` timeout (docs/protocol/constants.md). */
 export const VALIDATION_TIMEOUT_MS = 30_000;
 
 /** What `processCertificate` establishes about a peer's leaf certificate. */
@@ -36,7 +36,7 @@ const SIGNATURE_HASH: Record<string, string> = {
 };
 
 /**
- * SPEC.md §4.6 `processCertificate`, stricter: the certificate parses, its self-signature holds,
+ * docs/protocol/atls.md `processCertificate`, stricter: the certificate parses, its self-signature holds,
  * now ∈ [NotBefore, NotAfter], no unhandled critical extension, EKU (if any) allows server auth.
  * Possession of the key is proven by the TLS handshake itself.
  */
@@ -80,7 +80,7 @@ export function parseAtlsCertificate(der: Uint8Array | undefined, now = new Date
 }
 
 /**
- * SPEC.md §4.6 `verifyEmbeddedReport`: the first extension whose OID matches any validator is
+ * docs/protocol/atls.md `verifyEmbeddedReport`: the first extension whose OID matches any validator is
  * validated (30 s timeout) over `nonce`, and the user data it binds must equal sha256(SPKI).
  */
 export async function verifyEmbeddedDocument(

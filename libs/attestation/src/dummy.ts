@@ -4,7 +4,7 @@ import type { Issuer, Validator } from './interfaces.js';
 import { Variant } from './variant.js';
 
 /**
- * The reference's `dummy` variant (SPEC.md §4.10): the "document" is Go JSON of
+ * The reference's `dummy` variant (docs/protocol/attestation-variants.md): the "document" is Go JSON of
  * `{"UserData": b64, "Nonce": b64}`. No security at all; tests and local development only.
  */
 export class DummyIssuer implements Issuer {

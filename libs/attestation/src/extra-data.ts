@@ -1,5 +1,5 @@
 /**
- * Binding of caller data into attestation evidence (SPEC.md §5.1, §5.2). The cluster ID
+ * Binding of caller data into attestation evidence (docs/protocol/vtpm-attestation.md). The cluster ID
  * derivation that belongs next to these lives in `@asterism/crypto` (`deriveClusterId`).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -13,7 +13,7 @@ export function makeExtraData(userData: Uint8Array, nonce: Uint8Array): Buffer {
 }
 
 /**
- * `SHA256(instanceInfo || extraData)`: the qualifying data of vTPM quotes (SPEC.md §5.2 step 5),
+ * `SHA256(instanceInfo || extraData)`: the qualifying data of vTPM quotes (docs/protocol/vtpm-attestation.md),
  * which additionally binds the variant's instance info (an empty/absent one hashes as empty).
  */
 export function makeTpmNonce(instanceInfo: Uint8Array | null | undefined, extraData: Uint8Array): Buffer {

@@ -1,15 +1,39 @@
 /**
- * Helpers for JSON written by Go's encoding/json: []byte is standard base64 (nil -> null) and
- * object keys match case-insensitively on decode (an exact match wins).
+ * Helpers for JSON written or read by Go's encoding/json (docs/protocol/go-json.md): []byte as
+ * standard base64 (nil -> null), and the one home of Go's key-to-field rule: keys bind under Unicode
+ * case folding and, when several keys bind to one field, the last in the document wins.
  */
 import { AttestationError } from './errors.js';
 
-/** Looks up `name` in a decoded Go-JSON object: exact key first, then case-insensitive. */
+/** Go's name folding (upper(lower(rune)) per rune, simple mappings only), so equal folds = EqualFold. */
+export function goFoldName(name: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(name)) return name.toUpperCase();
+  let out = '';
+  for (const ch of name) {
+    const lower = ch.toLowerCase();
+    const l = [...lower].length === 1 ? lower : ch;
+    const upper = l.toUpperCase();
+    out += [...upper].length === 1 ? upper : l;
+  }
+  return out;
+}
+
+/**
+ * The value Go's decoder would store in struct field `name`: the last of `entries` whose key folds
+ * equal to `name` (see the module comment). `entries` are key-first tuples in document order, e.g.
+ * `Object.entries(obj)` or a token-preserving parser's members.
+ */
+export function goJsonField<V>(entries: Iterable<readonly [string, V, ...unknown[]]>, name: string): V | undefined {
+  const want = goFoldName(name);
+  let found: V | undefined;
+  for (const [k, v] of entries) if (goFoldName(k) === want) found = v;
+  return found;
+}
+
+/** {@link goJsonField} over a plain decoded object (JSON.parse keeps only the last of exact duplicates, as Go does). */
 export function goField(obj: Record<string, unknown>, name: string): unknown {
-  if (Object.hasOwn(obj, name)) return obj[name];
-  const lower = name.toLowerCase();
-  for (const k of Object.keys(obj)) if (k.toLowerCase() === lower) return obj[k];
-  return undefined;
+  return goJsonField(Object.entries(obj), name);
 }
 
 /** Decodes a Go []byte field: null/absent -> empty, otherwise strict standard base64. */

@@ -1,39 +1,16 @@
 /**
- * Attestation: variants and OIDs, Issuer/Validator interfaces, the dummy variant, Go-JSON helpers,
- * extra-data binding, expected measurements, per-variant attestation config, and the pure parts of
- * vTPM validation (document codec, TCG event log).
+ * Attestation: variants and OIDs, Issuer/Validator interfaces, every variant's issuer and validator,
+ * expected measurements and the per-variant attestation config. Codecs underneath (event log,
+ * extra-data binding, Go []byte helpers) are internal to this library.
  */
 export { AttestationError, type AttestationErrorCode } from './errors.js';
 export { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Issuer, type Validator } from './interfaces.js';
 export { CLOUD_PROVIDERS, cloudProviderFromString, Variant, VARIANTS, variantsForProvider, type CloudProvider, type VariantName } from './variant.js';
 export { DummyIssuer, DummyValidator } from './dummy.js';
-export { goBytes, goBytesValue, goField, parseGoJsonObject } from './go-json.js';
-export { compareExtraData, makeExtraData, makeTpmNonce } from './extra-data.js';
+export { goField, parseGoJsonObject } from './go-json.js';
 export * from './measurements/index.js';
 export * from './config/index.js';
-export {
-  decodeDocument,
-  encodeDocument,
-  findSha256QuoteIndex,
-  HASH_ALG,
-  type PcrBank,
-  type TpmAttestation,
-  type TpmQuote,
-  type VtpmAttestationDocument,
-} from './vtpm/document.js';
-export {
-  EV_NO_ACTION,
-  EV_SEPARATOR,
-  parseEventLog,
-  replayEventLog,
-  verifyEventLogAgainstPcrs,
-  type EventLog,
-  type EventLogAlgorithm,
-  type EventLogVerification,
-  type EventLogVerifyOptions,
-  type SpecIdEvent,
-  type TcgEvent,
-} from './vtpm/event-log.js';
+export { decodeDocument, encodeDocument, findSha256QuoteIndex, type PcrBank, type TpmAttestation, type TpmQuote, type VtpmAttestationDocument } from './vtpm/document.js';
 export { registerValidator, validatorFor, validatorFromConfigJson, validatorVariants, type ValidatorConstructor, type ValidatorDependencies } from './choose.js';
 export { VtpmIssuer, type LoadedAttestationKey, type TpmOpener, type VtpmIssuerOptions } from './vtpm/issuer.js';
 export { VtpmValidator, type VtpmValidatorOptions } from './vtpm/validator.js';

@@ -2,7 +2,7 @@ import type { Variant } from './variant.js';
 
 /**
  * Produces an attestation document binding `userData` (for aTLS: sha256 of the TLS key's SPKI)
- * to the peer's `nonce` (SPEC.md §4.1).
+ * to the peer's `nonce` (docs/protocol/atls.md).
  */
 export interface Issuer {
   readonly variant: Variant;

@@ -1,6 +1,6 @@
 import { AttestationError } from './errors.js';
 
-/** Every attestation variant of the reference (SPEC.md §3), with its certificate-extension OID. */
+/** Every attestation variant of the reference (docs/protocol/attestation-variants.md), with its certificate-extension OID. */
 export const VARIANTS = {
   dummy: { oid: '1.3.9900.1.1', provider: 'unknown' },
   'aws-nitro-tpm': { oid: '1.3.9900.2.1', provider: 'aws' },
@@ -21,7 +21,7 @@ export type VariantName = keyof typeof VARIANTS;
 export const CLOUD_PROVIDERS = ['Unknown', 'AWS', 'Azure', 'GCP', 'OpenStack', 'QEMU'] as const;
 export type CloudProvider = (typeof CLOUD_PROVIDERS)[number];
 
-/** Variants per provider; the first is the provider's default (SPEC.md §3). */
+/** Variants per provider; the first is the provider's default (docs/protocol/attestation-variants.md). */
 const PROVIDER_VARIANTS: Record<CloudProvider, VariantName[]> = {
   Unknown: ['dummy'],
   AWS: ['aws-sev-snp', 'aws-nitro-tpm'],

@@ -1,4 +1,4 @@
-/** Lengths and key-id strings shared with the reference implementation (SPEC.md §0.3, §2). */
+/** Lengths and key-id strings shared with the reference implementation (docs/protocol/constants.md, docs/protocol/key-hierarchy.md). */
 export const STATE_DISK_KEY_LENGTH = 32;
 export const DERIVED_KEY_LENGTH_DEFAULT = 32;
 export const MASTER_SECRET_LENGTH_DEFAULT = 32;

@@ -7,7 +7,7 @@ const range = (from: number, to: number) => Buffer.from(Array.from({ length: to 
 const fill = (byte: number, n = 32) => Buffer.alloc(n, byte);
 
 describe('deriveKey (HKDF-SHA256)', () => {
-  // RFC 5869 appendix A.1-A.3 and the reference's own vectors (SPEC.md §2.1).
+  // RFC 5869 appendix A.1-A.3 and the reference's own vectors (docs/protocol/key-hierarchy.md).
   const vectors = [
     {
       name: 'RFC 5869 A.1',

@@ -5,7 +5,7 @@ import { CryptoError } from './errors.js';
 import { ClusterKms, dataKeyInfo, deriveClusterId, stateDiskKeyId } from './key-hierarchy.js';
 import { encodeClusterKmsUri, parseKmsUri } from './kms-uri.js';
 
-/** SPEC.md §2.2 worked example: master key 32×00, master salt 32×01, measurement salt 32×02. */
+/** docs/protocol/key-hierarchy.md worked example: master key 32×00, master salt 32×01, measurement salt 32×02. */
 const example = {
   master: { key: Buffer.alloc(32, 0x00), salt: Buffer.alloc(32, 0x01) },
   measurementSalt: Buffer.alloc(32, 0x02),
@@ -17,7 +17,7 @@ const example = {
   sshCaSeed: '3dcce96e5c53e7f1696aca1cd27ed294d0f545b6384abf5fe6fc1ed53980268c',
 };
 
-describe('key hierarchy: SPEC.md §2.2 worked example', () => {
+describe('key hierarchy: docs/protocol/key-hierarchy.md worked example', () => {
   const kms = new ClusterKms(example.master);
 
   it('encodes the kms URI', () => {

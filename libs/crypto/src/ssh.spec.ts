@@ -31,7 +31,7 @@ function keygen(name: string, type: string): { pub: Buffer; privPath: string } {
   return { pub: parseAuthorizedKeyLine(readFileSync(`${privPath}.pub`, 'utf8')), privPath };
 }
 
-describe('SSH CA from seed (SPEC.md §2.5)', () => {
+describe('SSH CA from seed (docs/protocol/key-hierarchy.md)', () => {
   it('needs 32 bytes and uses only the first 32', () => {
     for (const bad of [Buffer.alloc(0), Buffer.alloc(31)]) assert.throws(() => sshCaFromSeed(bad), (e: unknown) => e instanceof SshError && e.code === 'SSH_SEED_TOO_SHORT');
     assert.deepEqual(sshCaFromSeed(Buffer.concat([SEED, Buffer.alloc(224, 9)])).publicWire, sshCaFromSeed(SEED).publicWire);

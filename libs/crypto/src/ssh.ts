@@ -1,5 +1,5 @@
 /**
- * The emergency-SSH pieces (SPEC.md §2.5): the ed25519 CA from a seed, SSH wire-format public keys,
+ * The emergency-SSH pieces (docs/protocol/key-hierarchy.md): the ed25519 CA from a seed, SSH wire-format public keys,
  * authorized_keys lines, OpenSSH host certificates (PROTOCOL.certkeys) and unencrypted OpenSSH
  * ed25519 private keys (the node's host key file). Parsing is bounds-checked: bad input throws
  * SshError, never a RangeError.
@@ -164,7 +164,7 @@ export interface HostCertificateOptions {
 }
 
 /**
- * An OpenSSH host certificate (type 2) for `hostKeyWire`, exactly as SPEC.md §2.5: serial 0, key
+ * An OpenSSH host certificate (type 2) for `hostKeyWire`, exactly as docs/protocol/key-hierarchy.md: serial 0, key
  * id = first principal, valid from now until forever, no options or extensions, random nonce,
  * signed by the ed25519 CA. Returns the certificate's wire encoding.
  */

@@ -4,7 +4,7 @@ import { fromApiError } from './errors.js';
 
 /** kubeadm's default group for node bootstrap tokens. */
 export const DEFAULT_NODE_TOKEN_GROUP = 'system:bootstrappers:kubeadm:default-node-token';
-/** The joinservice's token lifetime (SPEC.md §0.3). */
+/** The joinservice's token lifetime (docs/protocol/constants.md). */
 export const JOIN_TOKEN_TTL_MS = 15 * 60 * 1000;
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -41,7 +41,7 @@ export interface BootstrapTokenSecretOptions {
 
 /**
  * The Secret `bootstrap-token-<id>` in kube-system as kubeadm's token phase writes it
- * (SPEC.md §9.4): type bootstrap.kubernetes.io/token, usages signing + authentication.
+ * (docs/protocol/join-ticket.md): type bootstrap.kubernetes.io/token, usages signing + authentication.
  */
 export function bootstrapTokenSecret(token: BootstrapToken, options: BootstrapTokenSecretOptions): k8s.V1Secret {
   const now = options.now ?? new Date();

@@ -7,7 +7,7 @@ export const UPDATE_GROUP = 'update.edgeless.systems';
 export const UPDATE_VERSION = 'v1alpha1';
 /** Name of the cluster-scoped NodeVersion object. */
 export const NODE_VERSION_NAME = 'constellation-version';
-/** JoiningNode deadline: workers may take 48 h, a control plane 10 min (SPEC.md §9.6). */
+/** JoiningNode deadline: workers may take 48 h, a control plane 10 min (docs/protocol/join-ticket.md). */
 export const WORKER_JOIN_DEADLINE_MS = 48 * 3600 * 1000;
 export const CONTROL_PLANE_JOIN_DEADLINE_MS = 10 * 60 * 1000;
 /** Field manager used for server-side apply of JoiningNodes. */
@@ -40,7 +40,7 @@ export interface JoiningNodeSpec {
 }
 
 /**
- * Writes JoiningNode objects (SPEC.md §9.6). Workers are server-side applied (idempotent);
+ * Writes JoiningNode objects (docs/protocol/join-ticket.md). Workers are server-side applied (idempotent);
  * control planes are created under the fixed name `control-plane`, so a second concurrent
  * control-plane join fails with CONTROL_PLANE_JOIN_IN_PROGRESS.
  */

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { kms } from '@asterism/proto';
 import { loggingInterceptor, statusName } from './grpc-interceptor.js';
+import { setJoinId } from './join-id.js';
 import { createLogger } from './logger.js';
 
 describe('loggingInterceptor (real grpc-js server)', () => {
@@ -53,6 +54,24 @@ describe('loggingInterceptor (real grpc-js server)', () => {
     assert.ok(!chunks.join('').includes('super-secret-response'));
     assert.deepEqual(observed.map((o) => o.code), [grpc.status.OK, grpc.status.INVALID_ARGUMENT]);
   });
+
+  const joinIdCases: Array<[string, string | undefined, string | undefined]> = [
+    ['a sane join id is logged', 'join-abc_1.2', 'join-abc_1.2'],
+    ['no join id, no field', undefined, undefined],
+    ['a join id with spaces or slashes is dropped', 'evil id/..', undefined],
+    ['an over-long join id is dropped', 'a'.repeat(65), undefined],
+  ];
+  for (const [name, sent, logged] of joinIdCases) {
+    it(name, async () => {
+      chunks.length = 0;
+      const md = setJoinId(new grpc.Metadata(), sent);
+      await new Promise<void>((res) => client.getDataKey({ dataKeyId: '', length: 32 }, md, () => res()));
+      await new Promise((r) => setImmediate(r));
+      const lines = chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { joinId?: string });
+      assert.equal(lines.length, 1);
+      assert.equal(lines[0]!.joinId, logged);
+    });
+  }
 
   it('names status codes in CamelCase', () => {
     assert.equal(statusName(grpc.status.INVALID_ARGUMENT), 'InvalidArgument');

@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { readJoinId } from './join-id.js';
 import type { Logger } from './logger.js';
 
 /** Status codes that mean "the client did something wrong", logged at warn rather than error. */
@@ -49,7 +50,8 @@ export interface LoggingInterceptorOptions {
 
 /**
  * A grpc-js server interceptor that logs one line per finished call with the stable fields
- * `method`, `peer`, `code`, `status`, `durationMs` (and `details` for failures).
+ * `method`, `peer`, `code`, `status`, `durationMs` (and `details` for failures, `joinId` when the
+ * caller sent one, see join-id.ts).
  * Request and response messages are never logged.
  */
 export function loggingInterceptor(logger: Logger, observe?: CallObserver, options: LoggingInterceptorOptions = {}): grpc.ServerInterceptor {
@@ -57,7 +59,16 @@ export function loggingInterceptor(logger: Logger, observe?: CallObserver, optio
   return (methodDescriptor, call) => {
     const started = process.hrtime.bigint();
     const method = methodDescriptor.path;
+    let received: grpc.Metadata | undefined;
     const responder: grpc.Responder = {
+      start(next) {
+        next({
+          onReceiveMetadata(metadata, nextMetadata) {
+            received = metadata;
+            nextMetadata(metadata);
+          },
+        });
+      },
       sendStatus(status, next) {
         const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
         observe?.({ method, code: status.code, durationMs });
@@ -65,9 +76,11 @@ export function loggingInterceptor(logger: Logger, observe?: CallObserver, optio
           next(status);
           return;
         }
+        const joinId = received ? readJoinId(received) : undefined;
         const fields = {
           method,
           peer: call.getPeer(),
+          ...(joinId ? { joinId } : {}),
           code: status.code,
           status: statusName(status.code),
           durationMs: Math.round(durationMs * 1000) / 1000,

@@ -4,7 +4,7 @@ import { MetadataError, toInstance, type InstanceMetadata, type MetadataProvider
 export const QEMU_METADATA_BASE_URL = 'http://10.42.0.1:8080';
 
 /**
- * Client of the qemu-metadata-API (SPEC.md §8.9): `/self`, `/peers`, `/endpoint`, `/initsecrethash`.
+ * Client of the qemu-metadata-API (docs/protocol/metadata.md): `/self`, `/peers`, `/endpoint`, `/initsecrethash`.
  * Unlike the reference it checks HTTP status codes, so a 404 page never becomes a hash or a node.
  */
 export class QemuMetadataClient implements MetadataProvider {

@@ -13,7 +13,7 @@ export interface InstanceMetadata {
   AliasIPRanges: string[] | null;
 }
 
-/** What the bootstrapper asks the platform (SPEC.md §8.8). */
+/** What the bootstrapper asks the platform (docs/protocol/metadata.md). */
 export interface MetadataProvider {
   self(signal?: AbortSignal): Promise<InstanceMetadata>;
   list(signal?: AbortSignal): Promise<InstanceMetadata[]>;

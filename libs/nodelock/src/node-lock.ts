@@ -12,7 +12,7 @@ export class NodeLockError extends AsterismError<'MARK_FAILED'> {}
 export type LockResult = 'acquired' | 'already-locked';
 
 /**
- * A one-way lock shared by the InitServer and the JoinClient (SPEC.md §7): the first caller
+ * A one-way lock shared by the InitServer and the JoinClient (docs/protocol/node-lock.md): the first caller
  * wins, forever. The state flips synchronously, before any await, so concurrent async callers
  * can never both win. The winner then marks the node; if marking fails the lock is still held
  * (a half-marked node must not be bootstrapped by the other flow) and NodeLockError is thrown.
@@ -45,4 +45,12 @@ export class NodeLock {
   get owner(): string | undefined {
     return this.#owner;
   }
+}
+
+/**
+ * Whether a cluster-ID register value (PCR 15, RTMR2) says "marked in this boot": any non-zero
+ * byte. Registers start all zero at boot and only an extend changes them. The one home of that rule.
+ */
+export function isMarkedValue(value: Uint8Array): boolean {
+  return value.some((b) => b !== 0);
 }

@@ -7,7 +7,7 @@ import { after, describe, it } from 'node:test';
 import { NodeLock } from './node-lock.js';
 import { isRtmrNodeBootstrapped, RtmrNodeMarker, SysfsRtmrDevice, type RtmrDevice } from './rtmr-marker.js';
 
-/** SPEC.md §2.2 example cluster ID. */
+/** docs/protocol/key-hierarchy.md example cluster ID. */
 const CLUSTER_ID = Buffer.from('fdb2f1753774fc73773199fc65f3df9c803176ccb88c9851ba73a3de276cddc8', 'hex');
 const sha384 = (b: Buffer) => createHash('sha384').update(b).digest();
 const MARKED_RTMR2 = sha384(Buffer.concat([Buffer.alloc(48), sha384(CLUSTER_ID)]));

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { NodeMarker } from './node-lock.js';
+import { isMarkedValue, type NodeMarker } from './node-lock.js';
 
 /** The RTMR the cluster ID is extended into on TDX (measurement index 3; docs/protocol/tdx-dcap.md). */
 export const CLUSTER_ID_RTMR = 2;
@@ -55,5 +55,5 @@ export class RtmrNodeMarker implements NodeMarker {
 
 /** Whether a TDX node is marked: RTMR2 is not all zero. */
 export async function isRtmrNodeBootstrapped(device: RtmrDevice): Promise<boolean> {
-  return (await device.read(CLUSTER_ID_RTMR)).some((b) => b !== 0);
+  return isMarkedValue(await device.read(CLUSTER_ID_RTMR));
 }

@@ -9,12 +9,12 @@ import { isNodeBootstrapped, TpmNodeMarker } from './tpm-marker.js';
 
 const skip = swtpmAvailable() ? false : missingComponent('swtpm', SWTPM_INSTALL_HINT);
 
-/** SPEC.md §2.2 worked example. */
+/** docs/protocol/key-hierarchy.md worked example. */
 const CLUSTER_ID = Buffer.from('fdb2f1753774fc73773199fc65f3df9c803176ccb88c9851ba73a3de276cddc8', 'hex');
 const PCR15_AFTER_MARKING = '84f5b69861cd9abfb41bb3adbc2e60e9ef583f5a0551e7dd50583cf6a9a17b95';
 
 describe('NodeLock with the PCR 15 marker on swtpm', { skip }, () => {
-  it('1,000 concurrent tryLockOnce calls: exactly one winner, PCR 15 equals the SPEC value in every bank; a reboot resets it', async () => {
+  it('1,000 concurrent tryLockOnce calls: exactly one winner, PCR 15 equals the documented value in every bank; a reboot resets it', async () => {
     const tpm = await startSwtpm();
     try {
       const c = await tpm.client();

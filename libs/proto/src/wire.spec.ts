@@ -1,5 +1,5 @@
 /**
- * Wire facts from SPEC.md §1: method paths, streaming kinds, field numbers and wire types.
+ * Wire facts from docs/protocol/grpc-apis.md: method paths, streaming kinds, field numbers and wire types.
  * Expected bytes are written by hand from the protobuf encoding rules (tag = field << 3 | wiretype).
  */
 import assert from 'node:assert/strict';

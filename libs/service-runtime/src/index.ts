@@ -1,7 +1,7 @@
-/** Runtime pieces shared by the gRPC services: server with logging/health, metrics, signals, status errors. */
+/** Runtime pieces shared by the gRPC services: server with logging/health, metrics, signals, the one error-to-status function. */
 export { GrpcServer, type GrpcServerOptions } from './grpc-server.js';
 export { MetricsEndpoint, ServiceMetrics } from './metrics.js';
-export { RpcError, toServiceError } from './rpc-error.js';
+export { goStatusText, toStatus, type RpcStatus, type StatusTable, type ToStatusOptions } from './rpc-status.js';
 export { handleShutdownSignals } from './signals.js';
 export { normalizeGoFlags } from './go-flags.js';
 export { FlagError, intFlag, parseFlagsOrExit } from './cli-flags.js';

@@ -1,4 +1,4 @@
-// aTLS as the reference implements it (SPEC.md §4.3-§4.6, §4.10), written from the spec for
+// aTLS as the reference implements it (docs/protocol/atls.md, docs/protocol/attestation-variants.md), written from the spec for
 // interop tests only: dummy variant, per-handshake TLS configs, SNI and CA-list nonces.
 package main
 

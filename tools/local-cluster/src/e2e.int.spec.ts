@@ -54,7 +54,7 @@ describe('local cluster end to end', { skip }, () => {
     assert.equal(existsSync(root), false);
   });
 
-  it('all three nodes joined; kubectl lists them; PCR 15 is the SPEC derivation of the cluster ID on every node', async () => {
+  it('all three nodes joined; kubectl lists them; PCR 15 is the documented derivation of the cluster ID on every node', async () => {
     const names = execFileSync(kubectlBinary(), ['--kubeconfig', layout.kubeconfig, 'get', 'nodes', '-o', 'name']).toString().trim().split('\n').sort();
     assert.deepEqual(names, ['node/control-plane-0', 'node/worker-0', 'node/worker-1']);
     const id = JSON.parse(readFileSync(join(layout.workspace, 'asterism-id.json'), 'utf8')) as { clusterID: string };

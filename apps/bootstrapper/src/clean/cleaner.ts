@@ -4,7 +4,7 @@ export interface Stopper {
 }
 
 /**
- * Stops the loser of the init/join race (SPEC.md §8.7): `clean()` is non-blocking and idempotent
+ * Stops the loser of the init/join race (docs/protocol/bootstrapper.md): `clean()` is non-blocking and idempotent
  * (also before `start()`); `start()` waits for the first `clean()` and then stops every stopper
  * concurrently; `done()` resolves when all stoppers have returned.
  */

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { runCryptsetup, CryptsetupError } from './cryptsetup.js';
 
-/** What the InitServer and JoinClient do with the node's state disk (SPEC.md §8.6). */
+/** What the InitServer and JoinClient do with the node's state disk (docs/protocol/bootstrapper.md). */
 export interface StateDisk {
   /** LUKS UUID, lower-cased. */
   uuid(): Promise<string>;

@@ -1,7 +1,7 @@
 import { hostname as osHostname, networkInterfaces } from 'node:os';
-import type { HostInfo } from '../initserver/ports.js';
+import type { HostInfo } from './ports.js';
 
-/** Addresses and hostname of this machine (SPEC.md §8.7: every non-loopback interface address). */
+/** Addresses and hostname of this machine (docs/protocol/bootstrapper.md: every non-loopback interface address). */
 export class OsHostInfo implements HostInfo {
   constructor(
     /** The local cluster's nodes share one machine: their "interfaces" are their metadata IPs. */

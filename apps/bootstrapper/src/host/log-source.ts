@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import type { LogSource } from '../initserver/ports.js';
+import type { LogSource } from './ports.js';
 
 /**
  * The node's recent logs for a failed init: the tail of the bootstrapper's own JSON log file

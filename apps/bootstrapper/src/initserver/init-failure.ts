@@ -1,27 +1,19 @@
-import * as grpc from '@grpc/grpc-js';
+import { AsterismError } from '@asterism/errors';
 
-/** A failed init: the gRPC code of the final status and the client-facing message. */
-export class InitFailure extends Error {
-  constructor(
-    readonly code: grpc.status,
-    message: string,
-    /** Whether the failure happened after the node was locked (it cannot be initialised again). */
-    readonly afterLock: boolean,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+/**
+ * Why an init did not succeed. The InitServer (the gRPC boundary) maps the codes to statuses:
+ * INIT_SECRET_INVALID -> PermissionDenied, INVALID_REQUEST -> InvalidArgument,
+ * ALREADY_ACTIVATING -> FailedPrecondition, LOCK_FAILED and STEP_FAILED -> Internal.
+ */
+export type InitFailureCode = 'INIT_SECRET_INVALID' | 'INVALID_REQUEST' | 'ALREADY_ACTIVATING' | 'LOCK_FAILED' | 'STEP_FAILED';
+
+/** Codes raised once the node may be locked: such a node cannot be initialised again without a reset. */
+const AFTER_LOCK: ReadonlySet<InitFailureCode> = new Set<InitFailureCode>(['LOCK_FAILED', 'STEP_FAILED']);
+
+/** A failed init with its reason code; the message is what the client sees (no secrets). */
+export class InitFailure extends AsterismError<InitFailureCode> {
+  /** Whether the failure happened after the node was (possibly) locked. */
+  get afterLock(): boolean {
+    return AFTER_LOCK.has(this.code);
   }
-
-  /** The reference's `init_failure.error` text: Go's rendering of a gRPC status. */
-  get wireText(): string {
-    return `rpc error: code = ${codeName(this.code)} desc = ${this.message}`;
-  }
-}
-
-function codeName(code: grpc.status): string {
-  return (grpc.status[code] ?? 'Unknown')
-    .toLowerCase()
-    .split('_')
-    .map((p) => p[0]!.toUpperCase() + p.slice(1))
-    .join('');
 }

@@ -1,5 +1,4 @@
 import bcrypt from 'bcryptjs';
-import * as grpc from '@grpc/grpc-js';
 import { ClusterKms, dataKeyInfo, deriveClusterId, MEASUREMENT_SECRET_KEY_ID, SSH_CA_KEY_SUFFIX, stateDiskKeyId, STATE_DISK_KEY_LENGTH } from '@asterism/crypto';
 import type { Logger } from '@asterism/logger';
 import type { NodeLock } from '@asterism/nodelock';
@@ -8,12 +7,14 @@ import type { StateDisk } from '../disk/state-disk.js';
 import type { NodeFileWriter } from '../state/file-writer.js';
 import { writeNodeState } from '../state/node-state.js';
 import { InitFailure } from './init-failure.js';
-import { validateInitRequest } from './init-request.js';
-import type { ClusterInitializer, HostInfo, LogSource, SshSetup } from './ports.js';
+import { timedStage } from '../stage-timer.js';
+import { validateInitRequest, type ValidInitRequest } from './init-request.js';
+import type { HostInfo, LogSource } from '../host/ports.js';
+import type { ClusterInitializer, SshSetup } from './ports.js';
 
-export { InitFailure } from './init-failure.js';
+export { InitFailure, type InitFailureCode } from './init-failure.js';
 
-/** Size of the log chunks streamed after a failure (SPEC.md §8.3). */
+/** Size of the log chunks streamed after a failure (docs/protocol/bootstrapper.md). */
 export const LOG_CHUNK_SIZE = 1024;
 /** Upper bound for the init secret (the reference had none; bcrypt reads 72 bytes). */
 const MAX_INIT_SECRET = 1024;
@@ -48,74 +49,97 @@ export interface InitHooks {
   onSecretVerified?: () => void;
 }
 
+/** What the stages before the lock produce: the validated request, the cluster KMS and the cluster ID. */
+interface ClusterKeys {
+  valid: ValidInitRequest;
+  kms: ClusterKms;
+  clusterId: Buffer;
+}
+
+/** A stage after the lock failed: the node is locked and cannot be initialised again. */
+const stepFailed = (step: string, err: unknown) => new InitFailure('STEP_FAILED', `${step}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+
 /**
- * The InitServer's Init steps in the reference's order (SPEC.md §8.3): secret check, request
- * validation (all of it, before any key derivation), KMS, measurement secret and cluster ID, node lock (PCR 15), stop the JoinClient, re-key the state
- * disk, node state, emergency SSH, Kubernetes. Returns the success response or throws InitFailure.
+ * The InitServer's Init steps in the reference's order (docs/protocol/bootstrapper.md): secret
+ * check, request validation (all of it, before any key derivation), cluster keys, node lock
+ * (PCR 15) and stopping the JoinClient, then the timed stages: re-key the state disk, node state,
+ * emergency SSH, Kubernetes. Returns the success response or throws InitFailure.
  */
 export class InitFlow {
   constructor(private readonly deps: InitFlowDeps) {}
 
   async run(req: init.InitRequest, signal?: AbortSignal, hooks: InitHooks = {}): Promise<init.InitSuccessResponse> {
-    const d = this.deps;
-    if (req.initSecret.length > MAX_INIT_SECRET || !(await initSecretMatches(d.initSecretHash, req.initSecret))) {
-      throw new InitFailure(grpc.status.PERMISSION_DENIED, 'invalid init secret', false);
-    }
+    await this.checkSecret(req);
     hooks.onSecretVerified?.();
-    // Everything checkable is checked before the first key derivation and the lock.
-    const valid = validateInitRequest(req);
-    const masterSecret = valid.masterSecret;
-    const kms = new ClusterKms(masterSecret);
-    const measurementSecret = kms.getDek(dataKeyInfo(MEASUREMENT_SECRET_KEY_ID), 32);
-    const clusterId = deriveClusterId(measurementSecret, valid.measurementSalt);
+    const keys = this.deriveClusterKeys(req);
+    await this.lockNode(keys.clusterId);
+    await this.stage('setting up disk', () => this.setUpDisk(keys.kms));
+    await this.stage('persisting node state', () => writeNodeState(this.deps.files, { role: 'ControlPlane', measurementSalt: keys.valid.measurementSalt }));
+    await this.stage('setting up emergency SSH', () => this.setUpSsh(keys));
+    const kubeconfig = await this.stage('initializing cluster', () => this.initCluster(req, keys.valid, signal));
+    this.deps.logger.info('cluster initialized');
+    return { kubeconfig, ownerId: Buffer.alloc(0), clusterId: keys.clusterId };
+  }
 
+  /** The init secret matches the bcrypt hash from the metadata (bounded before bcrypt reads it). */
+  private async checkSecret(req: init.InitRequest): Promise<void> {
+    if (req.initSecret.length > MAX_INIT_SECRET || !(await initSecretMatches(this.deps.initSecretHash, req.initSecret))) {
+      throw new InitFailure('INIT_SECRET_INVALID', 'invalid init secret');
+    }
+  }
+
+  /** Everything checkable is checked before the first key derivation and the lock. */
+  private deriveClusterKeys(req: init.InitRequest): ClusterKeys {
+    const valid = validateInitRequest(req);
+    const kms = new ClusterKms(valid.masterSecret);
+    const measurementSecret = kms.getDek(dataKeyInfo(MEASUREMENT_SECRET_KEY_ID), 32);
+    return { valid, kms, clusterId: deriveClusterId(measurementSecret, valid.measurementSalt) };
+  }
+
+  /** Takes the node lock (marks the node) and stops the JoinClient; the JoinClient holding it is ALREADY_ACTIVATING. */
+  private async lockNode(clusterId: Buffer): Promise<void> {
     let lock;
     try {
-      lock = await d.lock.tryLockOnce(clusterId, 'init');
+      lock = await this.deps.lock.tryLockOnce(clusterId, 'init');
     } catch (err) {
-      throw new InitFailure(grpc.status.INTERNAL, `locking node: ${(err as Error).message}`, true, { cause: err });
+      throw new InitFailure('LOCK_FAILED', `locking node: ${(err as Error).message}`, { cause: err });
     }
-    if (lock === 'already-locked') throw new InitFailure(grpc.status.FAILED_PRECONDITION, 'node is already being activated', false);
-    d.logger.info('node locked for init', { clusterId: clusterId.toString('hex') });
-    d.onLocked();
+    if (lock === 'already-locked') throw new InitFailure('ALREADY_ACTIVATING', 'node is already being activated');
+    this.deps.logger.info('node locked for init', { clusterId: clusterId.toString('hex') });
+    this.deps.onLocked();
+  }
 
-    const after = async <T>(context: string, fn: () => Promise<T>): Promise<T> => {
-      const started = performance.now();
-      try {
-        const out = await fn();
-        d.logger.info('init step finished', { step: context, durationMs: Math.round(performance.now() - started) });
-        return out;
-      } catch (err) {
-        throw new InitFailure(grpc.status.INTERNAL, `${context}: ${(err as Error).message}`, true, { cause: err });
-      }
-    };
+  private stage<T>(step: string, fn: () => Promise<T>): Promise<T> {
+    return timedStage(this.deps.logger, 'init step finished', step, fn, stepFailed);
+  }
 
-    await after('setting up disk', async () => {
-      const uuid = await d.disk.uuid();
-      await d.disk.updatePassphrase(kms.getDek(stateDiskKeyId(uuid), STATE_DISK_KEY_LENGTH));
-    });
-    await after('persisting node state', () => writeNodeState(d.files, { role: 'ControlPlane', measurementSalt: Buffer.from(req.measurementSalt) }));
-    await after('setting up emergency SSH', async () => {
-      const seed = kms.getDek(dataKeyInfo(SSH_CA_KEY_SUFFIX), 32);
-      const principals = [...(await d.host.addresses()), await d.host.hostname(), ...req.apiserverCertSans].filter((p) => p !== '');
-      await d.ssh.install(seed, [...new Set(principals)]);
-    });
-    const kubeconfig = await after('initializing cluster', () =>
-      d.cluster.initCluster(
-        {
-          kubernetesVersion: req.kubernetesVersion,
-          clusterName: req.clusterName || 'constellation',
-          conformanceMode: req.conformanceMode,
-          components: req.kubernetesComponents,
-          apiServerCertSans: req.apiserverCertSans,
-          serviceCidr: req.serviceCidr,
-          serviceSecrets: { masterSecret: Buffer.from(masterSecret.key), masterSalt: Buffer.from(masterSecret.salt), measurementSalt: Buffer.from(req.measurementSalt) },
-        },
-        signal,
-      ),
+  /** Re-keys the state disk with the key of its (lower-case) UUID. */
+  private async setUpDisk(kms: ClusterKms): Promise<void> {
+    const uuid = await this.deps.disk.uuid();
+    await this.deps.disk.updatePassphrase(kms.getDek(stateDiskKeyId(uuid), STATE_DISK_KEY_LENGTH));
+  }
+
+  /** Emergency SSH CA from its seed; principals: interface addresses, host name, API server SANs. */
+  private async setUpSsh({ kms, valid }: ClusterKeys): Promise<void> {
+    const seed = kms.getDek(dataKeyInfo(SSH_CA_KEY_SUFFIX), 32);
+    const principals = [...(await this.deps.host.addresses()), await this.deps.host.hostname(), ...valid.apiServerCertSans].filter((p) => p !== '');
+    await this.deps.ssh.install(seed, [...new Set(principals)]);
+  }
+
+  private initCluster(req: init.InitRequest, valid: ValidInitRequest, signal?: AbortSignal): Promise<Buffer> {
+    const { masterSecret } = valid;
+    return this.deps.cluster.initCluster(
+      {
+        kubernetesVersion: req.kubernetesVersion,
+        clusterName: req.clusterName || 'constellation',
+        conformanceMode: req.conformanceMode,
+        components: req.kubernetesComponents,
+        apiServerCertSans: req.apiserverCertSans,
+        serviceCidr: req.serviceCidr,
+        serviceSecrets: { masterSecret: Buffer.from(masterSecret.key), masterSalt: Buffer.from(masterSecret.salt), measurementSalt: valid.measurementSalt },
+      },
+      signal,
     );
-    d.logger.info('cluster initialized');
-    return { kubeconfig, ownerId: Buffer.alloc(0), clusterId };
   }
 }
 

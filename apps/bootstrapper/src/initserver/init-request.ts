@@ -1,5 +1,4 @@
 import { isIP } from 'node:net';
-import * as grpc from '@grpc/grpc-js';
 import { MASTER_SECRET_LENGTH_MIN, parseKmsUri, parseStorageUri, RNG_LENGTH_DEFAULT, type MasterSecret } from '@asterism/crypto';
 import type { init } from '@asterism/proto';
 import { InitFailure } from './init-failure.js';
@@ -26,7 +25,7 @@ export interface ValidInitRequest {
  * addresses or DNS names, and the service CIDR (when set) a CIDR.
  */
 export function validateInitRequest(req: init.InitRequest): ValidInitRequest {
-  const invalid = (message: string, cause?: unknown) => new InitFailure(grpc.status.INVALID_ARGUMENT, message, false, cause === undefined ? undefined : { cause });
+  const invalid = (message: string, cause?: unknown) => new InitFailure('INVALID_REQUEST', message, { cause });
   let masterSecret: MasterSecret;
   try {
     const storage = parseStorageUri(req.storageUri);

@@ -1,9 +1,18 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@asterism/logger';
 import { init } from '@asterism/proto';
-import { PeerRateLimiter } from '@asterism/service-runtime';
-import { chunkLogs, InitFailure, type InitFlow } from './init-flow.js';
-import type { LogSource } from './ports.js';
+import { goStatusText, PeerRateLimiter, toStatus, type RpcStatus } from '@asterism/service-runtime';
+import { chunkLogs, InitFailure, type InitFailureCode, type InitFlow } from './init-flow.js';
+import type { LogSource } from '../host/ports.js';
+
+/** The InitServer's answer table; LOCK_FAILED and STEP_FAILED are this node's faults (Internal). */
+const STATUS_OF: Record<InitFailureCode, grpc.status> = {
+  INIT_SECRET_INVALID: grpc.status.PERMISSION_DENIED,
+  INVALID_REQUEST: grpc.status.INVALID_ARGUMENT,
+  ALREADY_ACTIVATING: grpc.status.FAILED_PRECONDITION,
+  LOCK_FAILED: grpc.status.INTERNAL,
+  STEP_FAILED: grpc.status.INTERNAL,
+};
 
 /** How the init attempt ended, for the bootstrapper's reboot/reset decision. */
 export type InitOutcome = { kind: 'none' } | { kind: 'succeeded' } | { kind: 'failed-after-lock'; error: string };
@@ -100,25 +109,27 @@ export class InitServer {
       await write(call, { initSuccess: success });
       call.end();
     } catch (err) {
-      const failure = err instanceof InitFailure ? err : new InitFailure(grpc.status.INTERNAL, `init: ${(err as Error).message}`, true, { cause: err });
+      const failure = err instanceof InitFailure ? err : new InitFailure('STEP_FAILED', `init: ${(err as Error).message}`, { cause: err });
       if (failure.afterLock) this.#outcome = { kind: 'failed-after-lock', error: failure.message };
       this.logger.error('init failed', { code: failure.code, err: failure, afterLock: failure.afterLock });
-      await this.sendFailure(call, failure, secretVerified);
+      // A caller that proved the init secret gets the node's logs below, so the internal cause's
+      // message is no secret to it (the reference sends it too); anyone else gets the generic text.
+      await this.sendFailure(call, toStatus(failure, STATUS_OF, { revealInternal: secretVerified }), secretVerified);
     } finally {
       this.#running--;
       if (this.#running === 0) this.#idle?.();
     }
   }
 
-  private async sendFailure(call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>, failure: InitFailure, withLogs: boolean): Promise<void> {
-    let code = failure.code;
-    let details = failure.message;
+  private async sendFailure(call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>, status: RpcStatus, withLogs: boolean): Promise<void> {
+    let { code, details } = status;
     try {
-      await write(call, { initFailure: { error: failure.wireText } });
+      // init_failure.error carries Go's rendering of the final status (what the reference's CLI prints).
+      await write(call, { initFailure: { error: goStatusText(code, details) } });
       if (withLogs) for await (const chunk of chunkLogs(this.logs)) await write(call, { log: { log: chunk } });
     } catch (err) {
       code = grpc.status.INTERNAL;
-      details = `${failure.message}; sending logs: ${(err as Error).message}`;
+      details = `${status.details}; sending logs: ${(err as Error).message}`;
     }
     call.emit('error', { code, details });
   }

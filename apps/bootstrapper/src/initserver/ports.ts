@@ -1,7 +1,7 @@
 /** What the InitServer needs, declared by the consumer and injected (tests pass stubs). */
 import type { components } from '@asterism/proto';
 
-/** Parameters of the first control-plane node's cluster creation (SPEC.md §8.5 InitCluster). */
+/** Parameters of the first control-plane node's cluster creation (docs/protocol/kubernetes.md). */
 export interface InitClusterRequest {
   kubernetesVersion: string;
   clusterName: string;
@@ -29,16 +29,4 @@ export interface SshSetup {
    * `principals` and writes the host certificate.
    */
   install(seed: Buffer, principals: string[]): Promise<void>;
-}
-
-/** Facts about this host used as SSH principals. */
-export interface HostInfo {
-  /** Non-loopback interface addresses. */
-  addresses(): Promise<string[]>;
-  hostname(): Promise<string>;
-}
-
-/** The node's recent logs, streamed to the CLI when an init fails (the reference used journalctl). */
-export interface LogSource {
-  read(): AsyncIterable<Buffer>;
 }

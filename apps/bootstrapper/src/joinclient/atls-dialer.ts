@@ -1,14 +1,12 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Issuer } from '@asterism/attestation';
 import { atlsChannelCredentials } from '@asterism/atls';
+import { setJoinId } from '@asterism/logger';
 import { join } from '@asterism/proto';
 import type { JoinServiceDialer } from './ports.js';
 
-/** Metadata key carrying the join id (the joinservice logs it on every line of this join). */
-export const JOIN_ID_METADATA = 'x-join-id';
-
 /**
- * join.API over aTLS as a joining node uses it (SPEC.md §8.4): the node attests itself with its
+ * join.API over aTLS as a joining node uses it (docs/protocol/bootstrapper.md): the node attests itself with its
  * issuer (exporter-bound evidence, docs/adr/0004) and does not verify the joinservice. One channel
  * per call: every attempt is a fresh connection with a fresh nonce.
  */
@@ -35,8 +33,7 @@ export class AtlsJoinServiceDialer implements JoinServiceDialer {
   ): Promise<Res> {
     const client = new join.APIClient(endpoint, this.#credentials);
     return new Promise<Res>((resolve, reject) => {
-      const md = new grpc.Metadata();
-      md.set(JOIN_ID_METADATA, options.joinId);
+      const md = setJoinId(new grpc.Metadata(), options.joinId);
       const call = invoke(client, md, (err, res) => {
         options.signal?.removeEventListener('abort', onAbort);
         client.close();

@@ -2,7 +2,7 @@ import type { Logger } from '@asterism/logger';
 import type { MetadataProvider } from '@asterism/metadata';
 
 /**
- * Candidate joinservice endpoints (SPEC.md §8.4): the load balancer host, then every control
+ * Candidate joinservice endpoints (docs/protocol/bootstrapper.md): the load balancer host, then every control
  * plane's VPC IP, each at `port`; duplicates, empty hosts and `exclude` (a rejoining control
  * plane skips itself) removed. Metadata failures are logged, not fatal.
  */

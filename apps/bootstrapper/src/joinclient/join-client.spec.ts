@@ -11,7 +11,8 @@ import type { StateDisk } from '../disk/state-disk.js';
 import { NodeFileWriter } from '../state/file-writer.js';
 import { NODE_STATE_PATH } from '../state/node-state.js';
 import { Backoff } from './backoff.js';
-import { JoinClient, JoinClientError, NODE_PATHS, type JoinClientDeps } from './join-client.js';
+import { NODE_PATHS } from '../state/node-paths.js';
+import { JoinClient, JoinClientError, type JoinClientDeps } from './join-client.js';
 import type { JoinClusterRequest } from './ports.js';
 
 const inst = (Name: string, Role: InstanceMetadata['Role'], VPCIP: string): InstanceMetadata => ({ Name, Role, VPCIP, ProviderID: '', SecondaryIPRange: '', AliasIPRanges: null });

@@ -6,22 +6,15 @@ import type { MetadataProvider, Role } from '@asterism/metadata';
 import type { NodeLock } from '@asterism/nodelock';
 import type { join } from '@asterism/proto';
 import type { StateDisk } from '../disk/state-disk.js';
-import type { HostInfo } from '../initserver/ports.js';
+import type { HostInfo } from '../host/ports.js';
 import type { NodeFileWriter } from '../state/file-writer.js';
+import { NODE_PATHS } from '../state/node-paths.js';
 import { writeNodeState } from '../state/node-state.js';
 import { Backoff, sleep } from './backoff.js';
+import { timedStage } from '../stage-timer.js';
 import { joinServiceEndpoints } from './endpoints.js';
 import type { ClusterJoiner, HostKeySource, JoinServiceDialer, KubeletCsrFactory } from './ports.js';
 import { waitForReachable, type ReachableOptions, type ReadinessProbe } from './readiness-probe.js';
-
-/** Files a joining node writes (SPEC.md §0.2). */
-export const NODE_PATHS = {
-  sshCaPublicKey: '/var/run/state/ssh/ssh_ca.pub',
-  sshHostCertificate: '/var/run/state/ssh/ssh_host_cert.pub',
-  kubeletCert: '/run/state/kubelet/pki/kubelet-client-crt.pem',
-  kubeletKey: '/run/state/kubelet/pki/kubelet-client-key.pem',
-  kubernetesPki: '/etc/kubernetes/pki',
-} as const;
 
 /** Why the JoinClient gave up (the bootstrapper then resets the disk and reboots). */
 export class JoinClientError extends AsterismError<'DISK_UNAVAILABLE' | 'LOCK_FAILED' | 'JOIN_FAILED' | 'TICKET_INVALID'> {}
@@ -58,12 +51,15 @@ export interface JoinClientDeps {
   logger: Logger;
 }
 
+/** A stage after the lock failed: the node is locked, the bootstrapper resets the disk and reboots. */
+const joinFailed = (step: string, err: unknown) => new JoinClientError('JOIN_FAILED', `${step}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+
 /** How the JoinClient ended. */
 export type JoinOutcome = 'joined' | 'stopped' | 'lost-race';
 
 /**
  * Polls metadata and the joinservices until a ticket arrives, then takes the node lock and
- * joins (SPEC.md §8.4). While no joinservice accepts connections a cheap TCP readiness probe with
+ * joins (docs/protocol/bootstrapper.md). While no joinservice accepts connections a cheap TCP readiness probe with
  * jitter runs (the ticket is asked for as soon as one does); jittered exponential backoff only
  * follows attempts that reached a joinservice and still got no ticket.
  */
@@ -165,77 +161,87 @@ export class JoinClient {
     return undefined;
   }
 
+  /** With a ticket: check it, take the lock, write the node's files, join Kubernetes. */
   private async startNodeAndJoin(ticket: join.IssueJoinTicketResponse, kubeletKeyPem: string, nodeName: string, self: { role: Role; vpcIp: string }): Promise<JoinOutcome> {
-    const d = this.deps;
     if (ticket.measurementSecret.length === 0 || ticket.stateDiskKey.length === 0) {
       throw new JoinClientError('TICKET_INVALID', 'join ticket lacks the measurement secret or the state disk key');
     }
+    if ((await this.lockForTicket(ticket)) === 'already-locked') {
+      this.deps.logger.info('node already locked by the InitServer, not joining');
+      return 'lost-race';
+    }
+    await this.writeNodeFiles(ticket, kubeletKeyPem, self.role);
+    await this.joinKubernetes(ticket, kubeletKeyPem, nodeName, self);
+    return 'joined';
+  }
+
+  /** Takes the node lock with the ticket's cluster ID (marks the node) and stops the InitServer. */
+  private async lockForTicket(ticket: join.IssueJoinTicketResponse): Promise<'locked' | 'already-locked'> {
     const clusterId = deriveClusterId(ticket.measurementSecret, ticket.measurementSalt);
     let lock;
     try {
-      lock = await d.lock.tryLockOnce(clusterId, 'join');
+      lock = await this.deps.lock.tryLockOnce(clusterId, 'join');
     } catch (err) {
       throw new JoinClientError('LOCK_FAILED', `locking node: ${(err as Error).message}`, { cause: err });
     }
-    if (lock === 'already-locked') {
-      d.logger.info('node already locked by the InitServer, not joining');
-      return 'lost-race';
-    }
-    d.onLocked();
+    if (lock === 'already-locked') return lock;
+    this.deps.onLocked();
+    return 'locked';
+  }
 
-    const step = async (context: string, fn: () => Promise<unknown>) => {
-      const started = performance.now();
-      try {
-        await fn();
-        d.logger.info('join step finished', { step: context, durationMs: Math.round(performance.now() - started) });
-      } catch (err) {
-        throw new JoinClientError('JOIN_FAILED', `${context}: ${(err as Error).message}`, { cause: err });
-      }
-    };
-    // The disk re-key and the credential files do not depend on each other: run them together.
+  /**
+   * The timed stages after the lock: the disk re-key runs beside the control-plane, kubelet and SSH
+   * files (they do not depend on each other), then the node state is persisted.
+   */
+  private async writeNodeFiles(ticket: join.IssueJoinTicketResponse, kubeletKeyPem: string, role: Role): Promise<void> {
+    const d = this.deps;
+    const stage = (step: string, fn: () => Promise<unknown>) => timedStage(d.logger, 'join step finished', step, fn, joinFailed);
     await Promise.all([
-      step('updating disk passphrase', () => d.disk.updatePassphrase(ticket.stateDiskKey)),
-      self.role === 'ControlPlane'
-        ? step('writing control-plane files', async () => {
-            for (const f of ticket.controlPlaneFiles) {
-              if (!/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(f.name) || f.name.split('/').includes('..')) throw new Error(`refusing control-plane file name ${JSON.stringify(f.name)}`);
-              await d.files.writeExclusive(`${NODE_PATHS.kubernetesPki}/${f.name}`, f.data);
-            }
-          })
-        : Promise.resolve(),
-      step('writing kubelet credentials', async () => {
+      stage('updating disk passphrase', () => d.disk.updatePassphrase(ticket.stateDiskKey)),
+      role === 'ControlPlane' ? stage('writing control-plane files', () => this.writeControlPlaneFiles(ticket.controlPlaneFiles)) : Promise.resolve(),
+      stage('writing kubelet credentials', async () => {
         await d.files.writeExclusive(NODE_PATHS.kubeletCert, ticket.kubeletCert);
         await d.files.writeExclusive(NODE_PATHS.kubeletKey, kubeletKeyPem);
       }),
-      step('writing SSH CA and host certificate', async () => {
+      stage('writing SSH CA and host certificate', async () => {
         await d.files.writeExclusive(NODE_PATHS.sshCaPublicKey, ticket.authorizedCaPublicKey);
         await d.files.writeExclusive(NODE_PATHS.sshHostCertificate, ticket.hostCertificate);
       }),
     ]);
-    await step('persisting node state', () => writeNodeState(d.files, { role: self.role, measurementSalt: Buffer.from(ticket.measurementSalt) }));
+    await stage('persisting node state', () => writeNodeState(d.files, { role, measurementSalt: Buffer.from(ticket.measurementSalt) }));
+  }
 
+  /** Control-plane PKI below /etc/kubernetes/pki; names are relative paths without `..`. */
+  private async writeControlPlaneFiles(files: join.controlPlaneCertOrKey[]): Promise<void> {
+    for (const f of files) {
+      if (!/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(f.name) || f.name.split('/').includes('..')) throw new Error(`refusing control-plane file name ${JSON.stringify(f.name)}`);
+      await this.deps.files.writeExclusive(`${NODE_PATHS.kubernetesPki}/${f.name}`, f.data);
+    }
+  }
+
+  /** Joins Kubernetes: a few attempts within one deadline (reference: 3 within 5 minutes). */
+  private async joinKubernetes(ticket: join.IssueJoinTicketResponse, kubeletKeyPem: string, nodeName: string, self: { role: Role; vpcIp: string }): Promise<void> {
+    const d = this.deps;
     const attempts = this.options.joinAttempts ?? 3;
     const deadline = AbortSignal.timeout(this.options.joinTimeoutMs ?? 5 * 60_000);
+    const request = {
+      apiServerEndpoint: ticket.apiServerEndpoint,
+      token: ticket.token,
+      caCertHashes: [ticket.discoveryTokenCaCertHash],
+      role: self.role,
+      nodeName,
+      nodeIp: self.vpcIp,
+      components: ticket.kubernetesComponents,
+      kubeletCertPem: ticket.kubeletCert,
+      kubeletKeyPem,
+    };
     let last: unknown;
     const joinStarted = performance.now();
     for (let i = 1; i <= attempts && !deadline.aborted; i++) {
       try {
-        await d.cluster.joinCluster(
-          {
-            apiServerEndpoint: ticket.apiServerEndpoint,
-            token: ticket.token,
-            caCertHashes: [ticket.discoveryTokenCaCertHash],
-            role: self.role,
-            nodeName,
-            nodeIp: self.vpcIp,
-            components: ticket.kubernetesComponents,
-            kubeletCertPem: ticket.kubeletCert,
-            kubeletKeyPem,
-          },
-          deadline,
-        );
+        await d.cluster.joinCluster(request, deadline);
         d.logger.info('joined the cluster', { nodeName, attempt: i, durationMs: Math.round(performance.now() - joinStarted) });
-        return 'joined';
+        return;
       } catch (err) {
         last = err;
         d.logger.warn('joining the cluster failed', { attempt: i, err });

@@ -8,7 +8,7 @@ x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoPro
 const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 
 /**
- * The kubelet's key pair and CSR (SPEC.md §8.4): a fresh ECDSA P-256 key, subject
+ * The kubelet's key pair and CSR (docs/protocol/bootstrapper.md): a fresh ECDSA P-256 key, subject
  * `O=system:nodes, CN=system:node:<name>`, IP SANs = the node's VPC IP. The private key is returned
  * as PEM `EC PRIVATE KEY` (SEC1) for the node's kubelet files and never sent anywhere.
  */

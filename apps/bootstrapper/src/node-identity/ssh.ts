@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { authorizedKeyLine, parseOpenSshPrivateKey, signHostCertificate, sshCaFromSeed } from '@asterism/crypto';
 import type { SshSetup } from '../initserver/ports.js';
 import type { HostKeySource } from '../joinclient/ports.js';
-import { NODE_PATHS } from '../joinclient/join-client.js';
+import { NODE_PATHS } from '../state/node-paths.js';
 import type { NodeFileWriter } from '../state/file-writer.js';
 
 /** The node's SSH host key file (OpenSSH ed25519 private key). */
@@ -32,7 +32,7 @@ export class HostKeyFile implements HostKeySource {
 }
 
 /**
- * The first control plane's emergency SSH (SPEC.md §8.3 steps 9-11): CA from the seed, its
+ * The first control plane's emergency SSH (docs/protocol/bootstrapper.md, InitServer step 8): CA from the seed, its
  * authorized_keys line to ssh_ca.pub, a host certificate for the node's host key.
  */
 export class EmergencySshSetup implements SshSetup {

@@ -3,11 +3,12 @@ import { ClusterKms, dataKeyInfo, MEASUREMENT_SECRET_KEY_ID, parseKmsUri, parseS
 import { AsterismError } from '@asterism/errors';
 import type { Logger } from '@asterism/logger';
 import { recoverproto } from '@asterism/proto';
+import { toStatus } from '@asterism/service-runtime';
 
 /** The port the reference's recovery server listens on (docs/protocol/recovery.md). */
 export const RECOVERY_PORT = 9999;
 
-/** Why a Recover call was refused; each maps to one gRPC status at the boundary. */
+/** Why a Recover call was refused; each maps to one gRPC status at the boundary (toStatus, docs/adr/0027). */
 export type RecoveryErrorCode = 'NOT_WAITING' | 'KMS_URI_INVALID' | 'KEY_DOES_NOT_OPEN_DISK' | 'DISK_UNAVAILABLE';
 
 /** A refused Recover call (never carries key material). */
@@ -52,7 +53,11 @@ export class RecoveryServer {
       recover: (call: grpc.ServerUnaryCall<recoverproto.RecoverMessage, recoverproto.RecoverResponse>, done: grpc.sendUnaryData<recoverproto.RecoverResponse>) => {
         this.recover(call.request, call.getPeer()).then(
           () => done(null, {}),
-          (err: unknown) => done(toStatus(err)),
+          (err: unknown) => {
+            const status = toStatus(err, STATUS);
+            if (status.internal) this.logger.error('recovery failed', { peer: call.getPeer(), err });
+            done({ code: status.code, details: status.details });
+          },
         );
       },
     });
@@ -126,7 +131,3 @@ function clusterKms(req: recoverproto.RecoverMessage): ClusterKms {
   }
 }
 
-function toStatus(err: unknown): Partial<grpc.StatusObject> {
-  if (err instanceof RecoveryError) return { code: STATUS[err.code], details: err.message };
-  return { code: grpc.status.INTERNAL, details: `recovery: ${(err as Error).message}` };
-}

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { goField } from '@asterism/attestation';
 import { AsterismError } from '@asterism/errors';
 import { parseRole, type Role } from '@asterism/metadata';
 import type { NodeFileWriter } from './file-writer.js';
@@ -29,7 +30,7 @@ export function decodeNodeState(text: string): NodeState {
     throw new NodeStateError('NODE_STATE_INVALID', `node state is not JSON: ${(err as Error).message}`);
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new NodeStateError('NODE_STATE_INVALID', 'node state is not a JSON object');
-  const get = (k: string) => Object.entries(raw as Record<string, unknown>).find(([key]) => key.toLowerCase() === k.toLowerCase())?.[1];
+  const get = (k: string) => goField(raw as Record<string, unknown>, k);
   const salt = get('MeasurementSalt');
   if (salt !== undefined && salt !== null && (typeof salt !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(salt))) {
     throw new NodeStateError('NODE_STATE_INVALID', 'node state MeasurementSalt is not base64');

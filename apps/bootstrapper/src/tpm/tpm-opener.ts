@@ -1,5 +1,5 @@
-import { DeviceTransport, SocketTransport, TPM_ALG, TpmClient, type TpmTransport } from '@asterism/tpm';
-import { CLUSTER_ID_PCR } from '@asterism/nodelock';
+import { DeviceTransport, SocketTransport, TpmClient, type TpmTransport } from '@asterism/tpm';
+import { readClusterIdPcr } from '@asterism/nodelock';
 import type { MarkReader } from '../node-condition.js';
 
 /** Opens the transport named by `--tpm`: a device path, `unix:<path>` or `tcp:<host>:<port>`. */
@@ -42,9 +42,7 @@ export class SharedTpm implements MarkReader {
 
   /** SHA-256 PCR 15. */
   async readMark(): Promise<Buffer> {
-    const value = (await (await this.open()).pcrRead([CLUSTER_ID_PCR], TPM_ALG.SHA256)).get(CLUSTER_ID_PCR);
-    if (!value) throw new Error('the TPM has no SHA-256 PCR 15');
-    return Buffer.from(value);
+    return readClusterIdPcr(await this.open());
   }
 
   async close(): Promise<void> {

@@ -3,8 +3,10 @@ import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { Issuer } from '@asterism/attestation';
 import { decodeBase64UrlPadded } from '@asterism/crypto';
+import { AsterismError } from '@asterism/errors';
 import type { Logger } from '@asterism/logger';
 import { verify } from '@asterism/proto';
+import { toStatus } from '@asterism/service-runtime';
 
 /** User data every verification-service document is issued over (docs/protocol/verification.md). */
 export const VERIFY_USER_DATA = Buffer.from('VerifyService', 'ascii');
@@ -13,6 +15,18 @@ export const VERIFY_GRPC_NODE_PORT = 30081;
 export const VERIFY_HTTP_NODE_PORT = 30080;
 /** Upper bound for a caller's nonce (the reference had none). */
 const MAX_NONCE = 1024;
+
+/** A GetAttestation request that cannot be answered (the caller's mistake). */
+export class VerifyRequestError extends AsterismError<'INVALID_REQUEST'> {}
+
+/** The gRPC answer table; issuer failures are INTERNAL (cause logged, not sent). */
+const STATUS_OF: Record<VerifyRequestError['code'], grpc.status> = { INVALID_REQUEST: grpc.status.INVALID_ARGUMENT };
+
+/** The caller's nonce must be non-empty and bounded. */
+function checkNonce(nonce: Uint8Array): void {
+  if (nonce.length === 0) throw new VerifyRequestError('INVALID_REQUEST', 'nonce is required to issue attestation');
+  if (nonce.length > MAX_NONCE) throw new VerifyRequestError('INVALID_REQUEST', `nonce is longer than ${MAX_NONCE} bytes`);
+}
 
 /**
  * The verification service of a running node (docs/protocol/verification.md): plain gRPC
@@ -30,13 +44,19 @@ export class VerificationService {
   ) {
     this.grpcServer.addService(verify.APIService, {
       getAttestation: (call: grpc.ServerUnaryCall<verify.GetAttestationRequest, verify.GetAttestationResponse>, done: grpc.sendUnaryData<verify.GetAttestationResponse>) => {
-        const nonce = call.request.nonce;
-        if (nonce.length === 0) return done({ code: grpc.status.INVALID_ARGUMENT, details: 'nonce is required to issue attestation' });
-        if (nonce.length > MAX_NONCE) return done({ code: grpc.status.INVALID_ARGUMENT, details: `nonce is longer than ${MAX_NONCE} bytes` });
-        this.issue(nonce).then(
-          (attestation) => done(null, { attestation }),
-          (err: unknown) => done({ code: grpc.status.INTERNAL, details: `issuing attestation: ${(err as Error).message}` }),
-        );
+        Promise.resolve(call.request.nonce)
+          .then((nonce) => {
+            checkNonce(nonce);
+            return this.issue(nonce);
+          })
+          .then(
+            (attestation) => done(null, { attestation }),
+            (err: unknown) => {
+              const status = toStatus(err, STATUS_OF);
+              if (status.internal) this.logger.error('issuing verification attestation failed', { err });
+              done({ code: status.code, details: status.details });
+            },
+          );
       },
     });
     this.#http = createServer((req, res) => void this.handleHttp(req, res));
@@ -77,7 +97,8 @@ export class VerificationService {
       const doc = await this.issue(nonce);
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: doc.toString('base64') }));
     } catch (err) {
-      reply(res, 500, `issuing attestation: ${(err as Error).message}`);
+      this.logger.error('issuing verification attestation failed', { err });
+      reply(res, 500, 'internal error');
     }
   }
 }

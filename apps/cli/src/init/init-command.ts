@@ -50,31 +50,46 @@ export interface InitResult {
  * `asterism init`: generates (or loads) the master secret and a measurement salt, sends the
  * InitRequest to the attested node, prints progress, and on success writes the kubeconfig, the
  * master secret and the cluster id with mode 0600. It retries only while the node is
- * unavailable and never after a connection succeeded (SPEC.md §8.3, CLI expectations).
+ * unavailable and never after a connection succeeded (docs/protocol/bootstrapper.md, CLI expectations).
  */
 export async function runInit(connector: InitConnector, opts: InitOptions, progress: Progress): Promise<InitResult> {
   await ensureWorkspace(opts.workspace);
-  let masterSecret: MasterSecret;
+  const { masterSecret, masterSecretPath } = await masterSecretFor(opts);
+  const measurementSalt = generateNonce();
+  const req = initRequest(opts, masterSecret, measurementSalt);
+  const deadline = Date.now() + (opts.retryForMs ?? 5 * 60_000);
+  for (let attempt = 1; ; attempt++) {
+    progress.info(attempt === 1 ? `Connecting to ${opts.endpoint} (attested TLS)...` : `Retrying ${opts.endpoint} (attempt ${attempt})...`);
+    const outcome = await initAttempt(connector, opts, req, progress, deadline);
+    if (outcome === 'retry') {
+      await new Promise((r) => setTimeout(r, opts.retryDelayMs ?? 2000));
+      continue;
+    }
+    return finish(outcome, opts, masterSecret, masterSecretPath, measurementSalt, progress);
+  }
+}
+
+/** Loads `--master-secret`, or generates one and writes it before the request (init may succeed and the CLI die). */
+async function masterSecretFor(opts: InitOptions): Promise<{ masterSecret: MasterSecret; masterSecretPath: string }> {
+  const masterSecretPath = workspacePath(opts.workspace, 'masterSecret');
   if (opts.masterSecretFile) {
     try {
-      masterSecret = decodeMasterSecretFile(await readFile(opts.masterSecretFile, 'utf8'));
+      return { masterSecret: decodeMasterSecretFile(await readFile(opts.masterSecretFile, 'utf8')), masterSecretPath };
     } catch (err) {
       throw new InitCommandError('CONFIG_INVALID', `reading master secret ${opts.masterSecretFile}: ${(err as Error).message}`);
     }
-  } else {
-    masterSecret = { key: randomBytes(32), salt: randomBytes(32) };
   }
-  const masterSecretPath = workspacePath(opts.workspace, 'masterSecret');
-  if (!opts.masterSecretFile) {
-    // Written before the request: if init succeeds but the CLI dies, the secret is not lost.
-    try {
-      await writePrivateFile(masterSecretPath, encodeMasterSecretFile(masterSecret), { exclusive: true });
-    } catch (err) {
-      throw new InitCommandError('OUTPUT_FAILED', `writing ${masterSecretPath}: ${(err as Error).message} (remove it or pass --master-secret to reuse it)`);
-    }
+  const masterSecret = { key: randomBytes(32), salt: randomBytes(32) };
+  try {
+    await writePrivateFile(masterSecretPath, encodeMasterSecretFile(masterSecret), { exclusive: true });
+  } catch (err) {
+    throw new InitCommandError('OUTPUT_FAILED', `writing ${masterSecretPath}: ${(err as Error).message} (remove it or pass --master-secret to reuse it)`);
   }
-  const measurementSalt = generateNonce();
-  const req: init.InitRequest = {
+  return { masterSecret, masterSecretPath };
+}
+
+function initRequest(opts: InitOptions, masterSecret: MasterSecret, measurementSalt: Buffer): init.InitRequest {
+  return {
     kmsUri: encodeClusterKmsUri(masterSecret),
     storageUri: NO_STORE_URI,
     measurementSalt,
@@ -86,53 +101,56 @@ export async function runInit(connector: InitConnector, opts: InitOptions, progr
     apiserverCertSans: opts.apiServerCertSans ?? [],
     serviceCidr: opts.serviceCidr ?? '',
   };
+}
 
-  const deadline = Date.now() + (opts.retryForMs ?? 5 * 60_000);
-  for (let attempt = 1; ; attempt++) {
-    progress.info(attempt === 1 ? `Connecting to ${opts.endpoint} (attested TLS)...` : `Retrying ${opts.endpoint} (attempt ${attempt})...`);
-    let connected = false;
-    let failure: string | undefined;
-    let sawLog = false;
-    try {
-      for await (const msg of connector.init(opts.endpoint, req)) {
-        if (!connected) progress.info('Node attested. Initializing the cluster (this takes a while)...');
-        connected = true;
-        if (msg.initSuccess) return await finish(msg.initSuccess, opts, masterSecret, masterSecretPath, measurementSalt, progress);
-        if (msg.initFailure) {
-          failure = msg.initFailure.error;
-          progress.info(`Init failed on the node: ${failure}`);
-        }
-        // The node streams its log only to callers that proved the init secret (docs/adr/0007).
-        if (msg.log) {
-          if (!sawLog) progress.info('Node logs follow:');
-          sawLog = true;
-          progress.nodeLog(msg.log.log);
-        }
+/**
+ * One Init call: the success response, 'retry' while the node is not reachable yet (before the
+ * deadline), or an InitCommandError. After a failure message the node streams its logs (only to
+ * callers that proved the init secret, docs/adr/0007) and ends the call with an error status.
+ */
+async function initAttempt(connector: InitConnector, opts: InitOptions, req: init.InitRequest, progress: Progress, deadline: number): Promise<init.InitSuccessResponse | 'retry'> {
+  let connected = false;
+  let failure: string | undefined;
+  let sawLog = false;
+  try {
+    for await (const msg of connector.init(opts.endpoint, req)) {
+      if (!connected) progress.info('Node attested. Initializing the cluster (this takes a while)...');
+      connected = true;
+      if (msg.initSuccess) return msg.initSuccess;
+      if (msg.initFailure) {
+        failure = msg.initFailure.error;
+        progress.info(`Init failed on the node: ${failure}`);
       }
-    } catch (err) {
-      if (err instanceof InitCommandError) throw err;
-      // After a failure message the node ends the call with an error status: that ends the logs.
-      if (failure === undefined) {
-        const code = (err as { code?: number }).code;
-        // A node whose attestation was checked and refused will not change its mind: no retry.
-        if (!connected && /\bATTESTATION_INVALID\b/.test(connectionReason(err))) {
-          throw new InitCommandError('ATTESTATION_REFUSED', `node ${opts.endpoint} failed attestation: ${connectionReason(err)}`);
-        }
-        const retriable = !connected && (code === grpc.status.UNAVAILABLE || code === grpc.status.DEADLINE_EXCEEDED);
-        if (retriable && Date.now() < deadline) {
-          progress.info(`Node not reachable yet (${connectionReason(err)})`);
-          await new Promise((r) => setTimeout(r, opts.retryDelayMs ?? 2000));
-          continue;
-        }
-        if (code === grpc.status.UNAVAILABLE && !connected) {
-          throw new InitCommandError('NODE_UNREACHABLE', `node ${opts.endpoint} is unreachable or failed attestation: ${(err as Error).message}`);
-        }
-        throw new InitCommandError('INIT_FAILED', (err as Error).message);
+      if (msg.log) {
+        if (!sawLog) progress.info('Node logs follow:');
+        sawLog = true;
+        progress.nodeLog(msg.log.log);
       }
     }
-    if (failure !== undefined) throw new InitCommandError('INIT_FAILED', failure);
-    throw new InitCommandError('NO_RESPONSE', 'the node closed the connection without a result');
+  } catch (err) {
+    if (failure === undefined) return callFailed(err, connected, opts, progress, deadline);
   }
+  if (failure !== undefined) throw new InitCommandError('INIT_FAILED', failure);
+  throw new InitCommandError('NO_RESPONSE', 'the node closed the connection without a result');
+}
+
+/** Classifies a call that ended without a failure message: retry only while never connected and unavailable. */
+function callFailed(err: unknown, connected: boolean, opts: InitOptions, progress: Progress, deadline: number): 'retry' {
+  if (err instanceof InitCommandError) throw err;
+  const code = (err as { code?: number }).code;
+  // A node whose attestation was checked and refused will not change its mind: no retry.
+  if (!connected && /\bATTESTATION_INVALID\b/.test(connectionReason(err))) {
+    throw new InitCommandError('ATTESTATION_REFUSED', `node ${opts.endpoint} failed attestation: ${connectionReason(err)}`);
+  }
+  const retriable = !connected && (code === grpc.status.UNAVAILABLE || code === grpc.status.DEADLINE_EXCEEDED);
+  if (retriable && Date.now() < deadline) {
+    progress.info(`Node not reachable yet (${connectionReason(err)})`);
+    return 'retry';
+  }
+  if (code === grpc.status.UNAVAILABLE && !connected) {
+    throw new InitCommandError('NODE_UNREACHABLE', `node ${opts.endpoint} is unreachable or failed attestation: ${(err as Error).message}`);
+  }
+  throw new InitCommandError('INIT_FAILED', (err as Error).message);
 }
 
 async function finish(success: init.InitSuccessResponse, opts: InitOptions, masterSecret: MasterSecret, masterSecretPath: string, measurementSalt: Buffer, progress: Progress): Promise<InitResult> {

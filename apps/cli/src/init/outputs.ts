@@ -1,5 +1,6 @@
 import { mkdir, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import { goField } from '@asterism/attestation';
 
 /** File names the CLI writes into its workspace. */
 export const WORKSPACE_FILES = {
@@ -39,10 +40,10 @@ export function encodeMasterSecretFile(master: { key: Uint8Array; salt: Uint8Arr
   return `${JSON.stringify({ key: Buffer.from(master.key).toString('base64'), salt: Buffer.from(master.salt).toString('base64') }, null, 2)}\n`;
 }
 
-/** Decodes the master secret file (keys case-insensitive). */
+/** Decodes the master secret file (keys bound as Go's decoder does, see goField). */
 export function decodeMasterSecretFile(text: string): { key: Buffer; salt: Buffer } {
   const raw = JSON.parse(text) as Record<string, unknown>;
-  const get = (k: string) => Object.entries(raw).find(([key]) => key.toLowerCase() === k)?.[1];
+  const get = (k: string) => goField(raw, k);
   const key = get('key');
   const salt = get('salt');
   if (typeof key !== 'string' || typeof salt !== 'string') throw new Error('master secret file needs "key" and "salt" (base64)');

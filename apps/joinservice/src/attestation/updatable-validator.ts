@@ -6,8 +6,7 @@ import type { Logger } from '@asterism/logger';
 export type ValidatorFactory = (configJson: string) => Promise<Validator> | Validator;
 
 /**
- * The joinservice's validator, rebuilt whenever the attestation config file changes (SPEC.md
- * §9.8). Unlike the reference, validations do not share a mutex with each other or with
+ * The joinservice's validator, rebuilt whenever the attestation config file changes (docs/protocol/join-ticket.md). Unlike the reference, validations do not share a mutex with each other or with
  * reloads: each validation takes the validator current at its start, and a reload swaps the
  * reference atomically, so in-flight joins finish with the config they started with.
  */

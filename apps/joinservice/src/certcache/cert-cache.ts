@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { AsterismError } from '@asterism/errors';
 import type { Logger } from '@asterism/logger';
 
-/** ConfigMap holding the cached AMD certificates (SPEC.md §9.7). */
+/** ConfigMap holding the cached AMD certificates (docs/protocol/join-ticket.md). */
 export const CERT_CACHE_CONFIGMAP = 'sev-snp-cert-cache';
 export const CERT_CACHE_NAMESPACE = 'kube-system';
 

@@ -5,7 +5,7 @@ import { discoveryHashFromKubeconfig } from './kubeadm-files.js';
 import { ReloadingFile } from './reloading-file.js';
 
 /**
- * Bootstrap tokens + discovery data for join tickets (SPEC.md §9.4). The issuer is normally a
+ * Bootstrap tokens + discovery data for join tickets (docs/protocol/join-ticket.md). The issuer is normally a
  * SharedBootstrapTokens pool (docs/adr/0020-shared-bootstrap-tokens.md). The discovery hash is
  * computed once from the admin kubeconfig and again only when that file changes.
  */

@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import type { CertSansSource, ControlPlaneFiles } from '../ticket/ports.js';
 import { ReloadingFile } from './reloading-file.js';
 
-/** The control-plane PKI files handed to joining control planes (SPEC.md §9.4), relative to pki/. */
+/** The control-plane PKI files handed to joining control planes (docs/protocol/join-ticket.md), relative to pki/. */
 export const CONTROL_PLANE_FILES = ['ca.key', 'sa.key', 'front-proxy-ca.key', 'etcd/ca.key', 'ca.crt', 'sa.pub', 'front-proxy-ca.crt', 'etcd/ca.crt'] as const;
 
 /** Reads the 8 control-plane files from `<kubernetesDir>/pki`; any missing file is an error. */

@@ -26,7 +26,7 @@ function opensslCa(kind: 'ec' | 'rsa'): { certPem: string; keyPem: string } {
   return { certPem: readFileSync(join(dir, `ca-${kind}.crt`), 'utf8'), keyPem: readFileSync(join(dir, `ca-${kind}.key`), 'utf8') };
 }
 
-describe('KubeletCa (SPEC.md §9.5)', () => {
+describe('KubeletCa (docs/protocol/join-ticket.md)', () => {
   for (const caKind of ['ec', 'rsa'] as const) {
     it(`signs an openssl CSR with a ${caKind} CA: verifies with openssl, reference usages, lifetime, IP SANs only`, async () => {
       const ca = opensslCa(caKind);

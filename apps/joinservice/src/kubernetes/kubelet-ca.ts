@@ -34,7 +34,7 @@ function attributeValues(subject: CsrFields['subject'], oid: string): string[] {
 }
 
 /**
- * Parses a DER CSR and applies the reference's checks (SPEC.md §9.5): valid self-signature,
+ * Parses a DER CSR and applies the reference's checks (docs/protocol/join-ticket.md): valid self-signature,
  * exactly one Organization `system:nodes`, CN `system:node:<name>` with a non-empty name.
  * Synchronous (node:crypto), so it can run in request validation before any key is fetched. The
  * DER is read in place (csr-der.ts): the signature is checked over the bytes as received, and the
@@ -74,7 +74,7 @@ export function parseKubeletCsr(der: Uint8Array): KubeletCsr {
 }
 
 /**
- * The kubelet CA of the joinservice (SPEC.md §9.5): the cluster CA from `<pki>/ca.crt` and
+ * The kubelet CA of the joinservice (docs/protocol/join-ticket.md): the cluster CA from `<pki>/ca.crt` and
  * `<pki>/ca.key` signs client+server certificates for validated kubelet CSRs. The certificate
  * template has one home, `KubeletCertificateAuthority` of libs/k8s, which the first control plane
  * uses for its own kubelet too; this class adds the CSR checks.

@@ -3,7 +3,7 @@ import type { SshHostCertSigner } from '../ticket/ports.js';
 import type { HostKeyValidator } from '../ticket/request-validation.js';
 
 /**
- * The emergency SSH CA of join tickets (SPEC.md §9.2 steps 3-6): the CA from the keyservice seed
+ * The emergency SSH CA of join tickets (docs/protocol/join-ticket.md, IssueJoinTicket step 2): the CA from the keyservice seed
  * signs a host certificate for the node's host key. Both are returned as authorized_keys lines.
  * The CA key derived from the seed is kept while the seed stays the same (it is derived from the
  * master secret, so it normally never changes): no key derivation per ticket.

@@ -1,9 +1,9 @@
 import { AsterismError } from '@asterism/errors';
 
 /**
- * Reasons a join or rejoin ticket was not issued. The gRPC boundary maps them:
+ * Reasons a join or rejoin ticket was not issued. The gRPC boundary (join-server.ts) maps them:
  * INVALID_REQUEST -> InvalidArgument, *_UNAVAILABLE -> Unavailable,
- * CONTROL_PLANE_JOIN_IN_PROGRESS -> Aborted, INTERNAL -> Internal; identity binding
+ * CONTROL_PLANE_JOIN_IN_PROGRESS -> Aborted, INTERNAL -> Internal (message kept in the logs only); identity binding
  * (docs/adr/0008): IDENTITY_MISMATCH -> PermissionDenied, IDENTITY_BINDING_RACE -> Aborted,
  * METADATA_UNAVAILABLE -> Unavailable.
  */
@@ -17,5 +17,5 @@ export type JoinErrorCode =
   | 'IDENTITY_BINDING_RACE'
   | 'METADATA_UNAVAILABLE';
 
-/** A ticket could not be issued; `message` is safe to send to the client (no secrets). */
+/** A ticket could not be issued; `message` has no secrets and is sent to the client unless the code is INTERNAL. */
 export class JoinError extends AsterismError<JoinErrorCode> {}

@@ -6,9 +6,9 @@ import type { SshPublicKey } from '@asterism/crypto';
 import type { KubeletCertificateSubject } from '@asterism/k8s';
 import type { components } from '@asterism/proto';
 
-/** Keyservice access: `GetDataKey(id, length)` (ids without the `key-` prefix). */
+/** Keyservice access: `GetDataKey(id, length)` (ids without the `key-` prefix), tagged with the join id for its logs. */
 export interface DataKeySource {
-  getDataKey(id: string, length: number, signal?: AbortSignal): Promise<Buffer>;
+  getDataKey(id: string, length: number, signal?: AbortSignal, joinId?: string): Promise<Buffer>;
 }
 
 /** A kubeadm bootstrap token plus the discovery data a node needs to trust the API server. */

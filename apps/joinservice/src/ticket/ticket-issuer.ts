@@ -16,7 +16,7 @@ import type {
 import type { IdentityBindingStage } from './identity-binding.js';
 import { validateDiskUuid, validateJoinRequest, type CsrValidator, type HostKeyValidator } from './request-validation.js';
 
-/** Lifetime of the bootstrap tokens in join tickets (SPEC.md §0.3). */
+/** Lifetime of the bootstrap tokens in join tickets (docs/protocol/constants.md). */
 export const JOIN_TOKEN_TTL_MS = 15 * 60 * 1000;
 
 /** Everything the ticket issuer is built from. */
@@ -58,16 +58,17 @@ function step(code: 'KEYSERVICE_UNAVAILABLE' | 'KUBERNETES_UNAVAILABLE' | 'INTER
       throw new JoinError('CONTROL_PLANE_JOIN_IN_PROGRESS', `${context}: ${err.message}`, { cause: err });
     }
     const text = err instanceof Error ? err.message : String(err);
-    // The apiserver refusing an object built from the request is the request's fault; refusing
-    // our credentials is ours. Neither gets better by retrying, so neither is UNAVAILABLE.
+    // The apiserver refusing an object built from the request is the request's fault; the apiserver
+    // refusing our credentials, or the keyservice refusing a key request we built from a validated
+    // request, is ours. None gets better by retrying, so none is UNAVAILABLE.
     if (isAsterismError(err, 'K8S_INVALID', 'NODE_NAME_INVALID')) throw new JoinError('INVALID_REQUEST', `${context}: ${text}`, { cause: err });
-    if (isAsterismError(err, 'K8S_FORBIDDEN', 'K8S_CONFIG_INVALID')) throw new JoinError('INTERNAL', `${context}: ${text}`, { cause: err });
+    if (isAsterismError(err, 'K8S_FORBIDDEN', 'K8S_CONFIG_INVALID', 'KEYSERVICE_REJECTED')) throw new JoinError('INTERNAL', `${context}: ${text}`, { cause: err });
     throw new JoinError(code, `${context}: ${text}`, { cause: err });
   };
 }
 
 /**
- * Issues join and rejoin tickets (SPEC.md §9.2, §9.3). Requests are validated completely before
+ * Issues join and rejoin tickets (docs/protocol/join-ticket.md). Requests are validated completely before
  * any key is fetched; then independent steps run concurrently.
  */
 export class TicketIssuer {
@@ -119,9 +120,9 @@ export class TicketIssuer {
     const identity = d.identity;
     if (identity) await this.#out('KUBERNETES_UNAVAILABLE', 'checking the node identity binding', ctx, (sig) => identity.checkJoin(valid, ctx.peer, sig));
 
-    const measurementSecret = this.#out('KEYSERVICE_UNAVAILABLE', 'getting measurement secret', ctx, (sig) => d.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig));
-    const stateDiskKey = this.#out('KEYSERVICE_UNAVAILABLE', 'getting key for stateful disk', ctx, (sig) => d.keys.getDataKey(valid.diskUuid, STATE_DISK_KEY_LENGTH, sig));
-    const sshSeed = this.#out('KEYSERVICE_UNAVAILABLE', 'getting emergency SSH CA seed material', ctx, (sig) => d.keys.getDataKey(SSH_CA_KEY_SUFFIX, 32, sig));
+    const measurementSecret = this.#out('KEYSERVICE_UNAVAILABLE', 'getting measurement secret', ctx, (sig) => d.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig, ctx.joinId));
+    const stateDiskKey = this.#out('KEYSERVICE_UNAVAILABLE', 'getting key for stateful disk', ctx, (sig) => d.keys.getDataKey(valid.diskUuid, STATE_DISK_KEY_LENGTH, sig, ctx.joinId));
+    const sshSeed = this.#out('KEYSERVICE_UNAVAILABLE', 'getting emergency SSH CA seed material', ctx, (sig) => d.keys.getDataKey(SSH_CA_KEY_SUFFIX, 32, sig, ctx.joinId));
     const ssh = Promise.all([sshSeed, this.#principals(valid.principals, ctx, log)]).then(([seed, principals]) =>
       this.#out('INTERNAL', 'generating and signing SSH host key', ctx, () => d.sshCa.sign(seed, valid.hostKey, principals)),
     );
@@ -173,8 +174,8 @@ export class TicketIssuer {
     const identity = this.deps.identity;
     if (identity) await this.#out('KUBERNETES_UNAVAILABLE', 'checking the node identity binding', ctx, () => identity.checkRejoin(req.diskUuid, ctx.peer));
     const [measurementSecret, stateDiskKey] = await Promise.all([
-      this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get measurement secret', ctx, (sig) => this.deps.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig)),
-      this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get key for stateful disk', ctx, (sig) => this.deps.keys.getDataKey(req.diskUuid, STATE_DISK_KEY_LENGTH, sig)),
+      this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get measurement secret', ctx, (sig) => this.deps.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig, ctx.joinId)),
+      this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get key for stateful disk', ctx, (sig) => this.deps.keys.getDataKey(req.diskUuid, STATE_DISK_KEY_LENGTH, sig, ctx.joinId)),
     ]);
     log.info('rejoin ticket issued');
     return { stateDiskKey, measurementSecret };

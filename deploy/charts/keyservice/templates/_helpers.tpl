@@ -19,7 +19,7 @@ k8s-app: key-service
 {{- end -}}
 {{- end -}}
 
-{{/* Decoded lengths: master secret >= 16 bytes, salt >= 32 bytes (SPEC.md §10.1). */}}
+{{/* Decoded lengths: master secret >= 16 bytes, salt >= 32 bytes (docs/protocol/key-hierarchy.md). */}}
 {{- define "keyservice.checkSecret" -}}
 {{- if .Values.createSecret -}}
 {{- if lt (len (b64dec .Values.masterSecret)) 16 -}}

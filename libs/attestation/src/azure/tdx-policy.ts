@@ -1,5 +1,5 @@
 /**
- * The azure-tdx attestation config checks on a verified quote (SPEC.md §5.9 keys; stages in
+ * The azure-tdx attestation config checks on a verified quote (docs/protocol/attestation-config.md keys; stages in
  * docs/protocol/tdx-dcap.md): minimum QE SVN, PCE SVN and TEE TCB SVN (component-wise), and the
  * exact QE vendor ID, MRSEAM (only when configured) and XFAM. `"latest"` placeholders that were
  * never resolved (empty / zero) check nothing.

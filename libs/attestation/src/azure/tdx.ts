@@ -1,5 +1,5 @@
 /**
- * The `azure-tdx` variant (SPEC.md §5.4; docs/protocol/azure-hcl-report.md): a vTPM document whose
+ * The `azure-tdx` variant (docs/protocol/vtpm-attestation.md; docs/protocol/azure-hcl-report.md): a vTPM document whose
  * instance info carries the TDX quote over the HCL report's TD report and the HCL runtime data.
  * The validator trusts the document's AK only when the quote verifies (DCAP, collateral source),
  * the azure-tdx config policy holds, and the quote's REPORT_DATA binds the runtime data naming

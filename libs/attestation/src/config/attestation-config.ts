@@ -1,5 +1,5 @@
 /**
- * Decoding, encoding and defaults of the per-variant attestation config (SPEC.md §5.9): the
+ * Decoding, encoding and defaults of the per-variant attestation config (docs/protocol/attestation-config.md): the
  * reference's `UnmarshalAttestationConfig` and the `DefaultFor<Variant>` constructors.
  *
  * Stricter than the reference where silence would weaken attestation: `measurements` (except

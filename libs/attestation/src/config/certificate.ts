@@ -1,6 +1,6 @@
 /**
  * PEM certificate fields of the attestation config (`amdRootKey`, `amdSigningKey`,
- * `intelRootKey`, SPEC.md §5.9). The config holds the DER bytes; JSON holds one PEM block.
+ * `intelRootKey`, docs/protocol/attestation-config.md). The config holds the DER bytes; JSON holds one PEM block.
  */
 import { X509Certificate } from 'node:crypto';
 

@@ -3,6 +3,7 @@
  * CONFIG_INVALID AttestationError naming the variant, the field path and the reason.
  */
 import { AttestationError } from '../errors.js';
+import { goField } from '../go-json.js';
 import { goJsonString } from '../measurements/go-json-string.js';
 import { decodeHex, jsonType } from '../measurements/measurement.js';
 import { certificateFromPem, certificateToPem } from './certificate.js';
@@ -20,11 +21,9 @@ export class FieldReader {
     });
   }
 
-  /** The value of a JSON object member, matched case-insensitively; the last match wins (Go). */
+  /** The value of a JSON object member as Go's decoder binds it (go-json.ts: case-folded, last match wins). */
   get(obj: Record<string, unknown>, name: string): unknown {
-    let found: unknown;
-    for (const [k, v] of Object.entries(obj)) if (k.toLowerCase() === name.toLowerCase()) found = v;
-    return found;
+    return goField(obj, name);
   }
 
   /** Like `get`, but absent and `null` are errors. */

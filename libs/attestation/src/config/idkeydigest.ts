@@ -1,5 +1,5 @@
 /**
- * Azure SEV-SNP ID-key digest policy (SPEC.md §5.6): the accepted digests and what happens when
+ * Azure SEV-SNP ID-key digest policy (docs/protocol/attestation-config.md): the accepted digests and what happens when
  * the reported digest is not among them.
  */
 import { decodeHex, jsonType } from '../measurements/measurement.js';

@@ -1,5 +1,5 @@
 /**
- * Trust anchors the reference's default attestation configs embed (SPEC.md §5.9). Public
+ * Trust anchors the reference's default attestation configs embed (docs/protocol/attestation-config.md). Public
  * certificates; fingerprints are pinned by roots.spec.ts.
  */
 

@@ -1,6 +1,6 @@
 /**
  * The attestation config the joinservice reads from `/var/config/attestationConfig`, one shape
- * per variant (SPEC.md §5.9). Field names are the JSON keys of the reference.
+ * per variant (docs/protocol/attestation-config.md). Field names are the JSON keys of the reference.
  */
 import type { Measurements } from '../measurements/measurements.js';
 
@@ -14,7 +14,7 @@ export interface AttestationVersion<T> {
   wantLatest: boolean;
 }
 
-/** How Azure SEV-SNP treats an ID-key digest missing from the accepted list (SPEC.md §5.6). */
+/** How Azure SEV-SNP treats an ID-key digest missing from the accepted list (docs/protocol/attestation-config.md). */
 export type IdKeyDigestEnforcement = 'Equal' | 'MAAFallback' | 'WarnOnly';
 
 /** Azure SEV-SNP firmware (ID key) signer policy. */

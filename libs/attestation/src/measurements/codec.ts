@@ -1,5 +1,5 @@
 /**
- * JSON and YAML forms of `Measurements` (SPEC.md §5.3, tests §12.6). JSON follows Go's
+ * JSON and YAML forms of `Measurements` (docs/protocol/measurements.md). JSON follows Go's
  * encoding/json: keys are decimal strings sorted lexicographically ("0","1","10",...,"2"). YAML
  * follows the reference's encoder: integer keys sorted numerically, 4-space indent, quoted hex.
  */

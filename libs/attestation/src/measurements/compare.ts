@@ -1,6 +1,6 @@
 /**
  * Comparing expected measurements with the values a validator read from verified evidence
- * (SPEC.md §5.3 `Compare`, §5.2 validator step 8), and turning the result into a policy error.
+ * (docs/protocol/measurements.md, docs/protocol/vtpm-attestation.md validation stage 6), and turning the result into a policy error.
  */
 import { AttestationError } from '../errors.js';
 import type { AttestationLogger } from '../interfaces.js';

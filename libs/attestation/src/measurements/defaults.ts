@@ -1,5 +1,5 @@
 /**
- * Default expected measurements per (CSP, variant) (SPEC.md §5.3 `DefaultsFor`). Asterism ships
+ * Default expected measurements per (CSP, variant) (docs/protocol/measurements.md `DefaultsFor`). Asterism ships
  * the reference's OSS values: placeholders where an image-specific value belongs, zeros where
  * the value is known (notably PCR 15 / the TDX cluster-ID register, which must still be zero on
  * a node that has not been initialized).
@@ -65,7 +65,7 @@ const hex = (s: string): Measurement => ({ expected: Buffer.from(s, 'hex'), vali
 
 /**
  * A documented preset: the real values the reference's enterprise build ships for `qemu-vtpm`
- * (SPEC.md §5.3). Useful for tests against images built the reference's way; production
+ * (docs/protocol/measurements.md). Useful for tests against images built the reference's way; production
  * deployments should use the measurements published for their own image.
  */
 export function enterpriseQemuVtpmMeasurements(): Measurements {

@@ -1,9 +1,10 @@
 /**
  * The published image-measurements file `measurements.json` (the reference's
- * `ImageMeasurementsV2`, SPEC.md §5.3): one entry per (CSP, variant) of an OS image version.
+ * `ImageMeasurementsV2`, docs/protocol/measurements.md): one entry per (CSP, variant) of an OS image version.
  */
 import { CLOUD_PROVIDERS, cloudProviderFromString, type CloudProvider } from '../variant.js';
 import { encodeMeasurementsJson, measurementsFromJsonValue } from './codec.js';
+import { goField } from '../go-json.js';
 import { goJsonString } from './go-json-string.js';
 import { jsonType, measurementsError } from './measurement.js';
 import { Measurements } from './measurements.js';
@@ -24,14 +25,8 @@ export interface ImageMeasurementsV2 {
   readonly list: readonly ImageMeasurementsV2Entry[];
 }
 
-function field(obj: Record<string, unknown>, name: string): unknown {
-  let found: unknown;
-  for (const [k, v] of Object.entries(obj)) if (k.toLowerCase() === name.toLowerCase()) found = v;
-  return found;
-}
-
 function stringField(obj: Record<string, unknown>, name: string, where: string): string {
-  const v = field(obj, name) ?? '';
+  const v = goField(obj, name) ?? '';
   if (typeof v !== 'string') throw measurementsError(`invalid image measurements: ${where}${name} must be a string, got ${jsonType(v)}`, { field: `${where}${name}` });
   return v;
 }
@@ -52,14 +47,14 @@ export function decodeImageMeasurementsV2(data: string | Uint8Array): ImageMeasu
     throw measurementsError(`invalid image measurements JSON: ${(err as Error).message}`, { reason: 'syntax' }, err);
   }
   const obj = asObject(value, '');
-  const rawList = field(obj, 'list') ?? [];
+  const rawList = goField(obj, 'list') ?? [];
   if (!Array.isArray(rawList)) throw measurementsError(`invalid image measurements: list must be an array, got ${jsonType(rawList)}`, { field: 'list' });
   const list = rawList.map((raw, i): ImageMeasurementsV2Entry => {
     const where = `list[${i}].`;
     const entry = asObject(raw, `list[${i}]`);
     let measurements: Measurements;
     try {
-      measurements = measurementsFromJsonValue(field(entry, 'measurements') ?? null);
+      measurements = measurementsFromJsonValue(goField(entry, 'measurements') ?? null);
     } catch (err) {
       throw measurementsError(`invalid image measurements: ${where}measurements: ${(err as Error).message}`, { field: `${where}measurements` }, err);
     }

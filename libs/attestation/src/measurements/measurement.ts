@@ -1,9 +1,10 @@
 /**
- * One expected measurement (SPEC.md §5.3): the expected register value and whether a mismatch
+ * One expected measurement (docs/protocol/measurements.md): the expected register value and whether a mismatch
  * fails attestation (`Enforce`) or is only logged (`WarnOnly`). Also the decoding rules for a
  * single JSON/YAML value, shared by both codecs.
  */
 import { AttestationError } from '../errors.js';
+import { goField } from '../go-json.js';
 
 /** How a mismatch is handled. The reference stores this as a bool `warnOnly` (true = WarnOnly). */
 export type ValidationOption = 'Enforce' | 'WarnOnly';
@@ -75,13 +76,6 @@ export function measurementFromHex(hex: string, validationOpt: ValidationOption,
   return { expected: decoded, validationOpt };
 }
 
-/** Case-insensitive JSON key lookup; the last matching key wins, as in Go's decoder. */
-function jsonField(obj: Record<string, unknown>, name: string): unknown {
-  let found: unknown;
-  for (const [k, v] of Object.entries(obj)) if (k.toLowerCase() === name.toLowerCase()) found = v;
-  return found;
-}
-
 /**
  * Decodes one measurement from a parsed JSON value: `{"expected": hex, "warnOnly": bool}` (keys
  * case-insensitive, `warnOnly` optional) or the legacy bare hex string (always Enforce). Base64
@@ -94,11 +88,11 @@ export function measurementFromJsonValue(value: unknown, index?: number): Measur
     throw measurementsError(`invalid measurement: expected an object or a hex string, got ${jsonType(value)}`, { ...at, reason: 'type' });
   }
   const obj = (value ?? {}) as Record<string, unknown>;
-  const expected = jsonField(obj, 'expected') ?? '';
+  const expected = goField(obj, 'expected') ?? '';
   if (typeof expected !== 'string') {
     throw measurementsError(`invalid measurement: expected must be a hex string, got ${jsonType(expected)}`, { ...at, reason: 'type', field: 'expected' });
   }
-  const warnOnly = jsonField(obj, 'warnOnly') ?? false;
+  const warnOnly = goField(obj, 'warnOnly') ?? false;
   if (typeof warnOnly !== 'boolean') {
     throw measurementsError(`invalid measurement: warnOnly must be a boolean, got ${jsonType(warnOnly)}`, { ...at, reason: 'type', field: 'warnOnly' });
   }

@@ -1,5 +1,5 @@
 /**
- * The reference's `measurements.M` (SPEC.md §5.3): register index -> expected measurement. A Map
+ * The reference's `measurements.M` (docs/protocol/measurements.md): register index -> expected measurement. A Map
  * subclass so the usual Map API works; indices are checked to be uint32 on every `set`.
  */
 import { type Measurement, measurementsError } from './measurement.js';

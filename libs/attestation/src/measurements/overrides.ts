@@ -1,5 +1,5 @@
 /**
- * Post-processing of freshly generated image measurements (SPEC.md §5.3 `ApplyOverrides`): some
+ * Post-processing of freshly generated image measurements (docs/protocol/measurements.md `ApplyOverrides`): some
  * PCRs get fixed values (they vary per boot or per CSP firmware in ways the generator cannot
  * see), then per CSP some indices are forced to Enforce and others to WarnOnly.
  */

@@ -1,5 +1,5 @@
 /**
- * The vTPM attestation document (SPEC.md §5.2): Go encoding/json of
+ * The vTPM attestation document (docs/protocol/vtpm-attestation.md): Go encoding/json of
  * `{Attestation: attest.Attestation, InstanceInfo: []byte, UserData: []byte}` where the
  * go-tpm-tools protobuf struct is written by encoding/json, not protojson (snake_case keys,
  * base64 bytes, decimal-string PCR map keys, omitempty, a `TeeAttestation` oneof wrapper).
@@ -10,7 +10,7 @@
  * round 64-bit numbers in them.
  */
 import { AttestationError } from '../errors.js';
-import { goBytes } from '../go-json.js';
+import { goBytes, goJsonField } from '../go-json.js';
 
 /** TPM_ALG_ID values of the PCR banks (`pcrs.hash`). */
 export const HASH_ALG = { SHA1: 0x0004, SHA256: 0x000b, SHA384: 0x000c, SHA512: 0x000d } as const;
@@ -181,11 +181,9 @@ function rawJson(n: JsonNode): string {
 
 const malformed = (path: string, why: string) => new AttestationError('DOCUMENT_MALFORMED', `field ${path}: ${why}`, { details: { field: path } });
 
-/** Member lookup like Go: keys match case-insensitively and the last match wins. */
+/** Member lookup as Go's decoder binds struct fields (go-json.ts: case-folded, last match wins). */
 export function member(obj: JsonNode & { kind: 'object' }, name: string): JsonNode | undefined {
-  let found: JsonNode | undefined;
-  for (const [k, v] of obj.entries) if (k.toLowerCase() === name.toLowerCase()) found = v;
-  return found;
+  return goJsonField(obj.entries, name);
 }
 
 /** Absent or JSON null (Go's nil). */
@@ -330,7 +328,7 @@ export function encodeDocument(doc: VtpmAttestationDocument): Buffer {
 }
 
 /**
- * Index of the first quote over the SHA-256 bank (validator step 7 of SPEC.md §5.2). Like the
+ * Index of the first quote over the SHA-256 bank (validator step 7 of docs/protocol/vtpm-attestation.md). Like the
  * reference it stops at the first nil quote or quote without PCR data (QUOTE_MISSING).
  */
 export function findSha256QuoteIndex(att: TpmAttestation | null): number {

@@ -6,7 +6,7 @@ import { AttestationError } from '../errors.js';
 import { HASH_ALG } from './document.js';
 import { EV_NO_ACTION, EV_SEPARATOR, parseEventLog, replayEventLog, verifyEventLogAgainstPcrs } from './event-log.js';
 
-/** The 69-byte header of SPEC.md Appendix A: SHA-1 and SHA-256 banks, no events. */
+/** The 69-byte header of docs/protocol/vtpm-attestation.md: SHA-1 and SHA-256 banks, no events. */
 const MINIMAL_HEADER = Buffer.from(
   '000000000300000000000000000000000000000000000000000000002500000053706563204944204576656e74303300000000000002000202000000040014000b00200000',
   'hex',

@@ -1,5 +1,5 @@
 /**
- * TCG PC Client event log (SPEC.md Appendix A, §5.2 validator step 5): parsing, replay per PCR
+ * TCG PC Client event log (docs/protocol/vtpm-attestation.md, event log): parsing, replay per PCR
  * bank, and the check that the log explains the quoted PCR values.
  *
  * Layout (little-endian): the first record is in the SHA-1 format (u32 pcr, u32 type, 20-byte

@@ -1,5 +1,5 @@
 /**
- * The generic vTPM issuer (SPEC.md §5.2 "Issuer steps"): an attestation key from a go-tpm-tools
+ * The generic vTPM issuer (docs/protocol/vtpm-attestation.md, issuing): an attestation key from a go-tpm-tools
  * template (created once per TPM and kept loaded, ak-cache.ts), one quote per allocated PCR bank over PCRs 0-23 qualified by
  * tpmNonce = SHA256(instanceInfo || SHA256(userData || nonce)), the optional event log and the
  * variant's instance info, written as the Go-JSON document.

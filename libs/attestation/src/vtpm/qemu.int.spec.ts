@@ -16,7 +16,7 @@ import { Variant } from '../variant.js';
 
 const skip = swtpmAvailable() ? false : missingComponent('swtpm', SWTPM_INSTALL_HINT);
 const USER_DATA = Buffer.from('Constellation');
-/** The minimal crypto-agile event log header of SPEC.md Appendix A (SHA-1 + SHA-256 banks, no events). */
+/** The minimal crypto-agile event log header of docs/protocol/vtpm-attestation.md (SHA-1 + SHA-256 banks, no events). */
 const MIN_EVENT_LOG = Buffer.from(
   '000000000300000000000000000000000000000000000000000000002500000053706563204944204576656e74303300000000000002000202000000040014000b00200000',
   'hex',

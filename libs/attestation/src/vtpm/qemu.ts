@@ -1,5 +1,5 @@
 /**
- * The `qemu-vtpm` variant (SPEC.md §5.4): RSA AK from go-tpm-tools' AKTemplateRSA in the owner
+ * The `qemu-vtpm` variant (docs/protocol/vtpm-attestation.md): RSA AK from go-tpm-tools' AKTemplateRSA in the owner
  * hierarchy, no instance info (JSON `null`, so tpmNonce = SHA256(extraData)). The validator
  * trusts the AK in the document unconditionally, as the reference does: QEMU offers no hardware
  * root for the vTPM, so only the quote's internal consistency and the measurements are checked.

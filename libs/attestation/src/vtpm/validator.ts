@@ -1,5 +1,5 @@
 /**
- * The generic vTPM validator (SPEC.md §5.2 "Validator steps"), with the reference's weakness
+ * The generic vTPM validator (docs/protocol/vtpm-attestation.md, validating), with the reference's weakness
  * fixed: the SHA-256 quote whose PCR values are compared is itself verified (signature with the
  * trusted AK, tpmNonce binding, exact selection, PCR digest) before any measurement is trusted.
  */
@@ -20,7 +20,7 @@ export interface VtpmValidatorOptions {
   readonly logger: AttestationLogger;
   /** Returns the AK this variant trusts for `doc` (may check instance info bound to extraData). */
   readonly getTrustedKey: (doc: VtpmAttestationDocument, extraData: Buffer, signal?: AbortSignal) => Promise<TpmtPublic>;
-  /** Variant CVM checks (SPEC.md §5.2 step 6); none by default. */
+  /** Variant CVM checks (docs/protocol/vtpm-attestation.md, stage 5); none by default. */
   readonly validateCvm?: (doc: VtpmAttestationDocument, signal?: AbortSignal) => Promise<void>;
 }
 

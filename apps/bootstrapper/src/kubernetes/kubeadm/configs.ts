@@ -1,6 +1,6 @@
 import { stringify } from 'yaml';
 
-/** Paths and constants of a kubeadm-managed node (SPEC.md §0.2, §8.5). */
+/** Paths and constants of a kubeadm-managed node (docs/protocol/constants.md, docs/protocol/kubernetes.md). */
 export const KUBEADM = {
   criSocket: 'unix:///run/containerd/containerd.sock',
   patchesDir: '/opt/kubernetes/patches',
@@ -98,7 +98,7 @@ const kubeletArgs = (cloudProvider: string, nodeIp: string, providerId: string) 
 
 /**
  * The multi-document kubeadm configuration for `kubeadm init` (v1beta4 API, Kubernetes >= 1.31):
- * InitConfiguration, ClusterConfiguration and KubeletConfiguration as SPEC.md §8.5 lists them.
+ * InitConfiguration, ClusterConfiguration and KubeletConfiguration as docs/protocol/kubernetes.md lists them.
  */
 export function initConfiguration(input: InitConfigInput): string {
   const sans = ['127.0.0.1', input.nodeIp, ...input.certSans].filter((s) => s !== '');

@@ -40,7 +40,7 @@ export interface ClusterServicesContext {
 }
 
 /**
- * The `local` Kubernetes backend's init (DESIGN.md §6): a real control plane (etcd,
+ * The `local` Kubernetes backend's init (docs/adr/0005-local-kubernetes-backend.md): a real control plane (etcd,
  * kube-apiserver, kube-controller-manager) on the node's IP instead of kubeadm, then what the
  * reference's InitCluster and Helm deployment leave behind: bootstrap-token access, the CRDs, the
  * components ConfigMap and NodeVersion, `internal-config`, this node's Node object (registered

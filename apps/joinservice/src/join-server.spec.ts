@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { describe, it } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import { K8sError } from '@asterism/k8s';
+import { createLogger, setJoinId } from '@asterism/logger';
+import type { join } from '@asterism/proto';
+import { PeerRateLimiter } from '@asterism/service-runtime';
+import { Registry } from 'prom-client';
+import { JoinServer } from './join-server.js';
+import { JoinMetrics } from './metrics.js';
+import { JoinError } from './ticket/errors.js';
+import type { TicketIssuer } from './ticket/ticket-issuer.js';
+
+/** Runs one IssueJoinTicket through the JoinServer with an issuer that fails with `err`; returns the answer and the log lines. */
+async function answer(err: unknown) {
+  const stream = new PassThrough();
+  const chunks: string[] = [];
+  stream.on('data', (d: Buffer) => chunks.push(d.toString()));
+  const issuer = { issueJoinTicket: () => Promise.reject(err), issueRejoinTicket: () => Promise.reject(err) } as unknown as TicketIssuer;
+  const server = new JoinServer(issuer, createLogger({ component: 'test', stream }), new JoinMetrics(new Registry()), new PeerRateLimiter(100, 100), () => 'dummy');
+  const call = { request: {}, metadata: setJoinId(new grpc.Metadata(), 'join-42'), getPeer: () => '10.0.0.9:4000', on: () => undefined };
+  const status = await new Promise<Partial<grpc.StatusObject>>((resolve) =>
+    server.handlers().issueJoinTicket(call as unknown as grpc.ServerUnaryCall<join.IssueJoinTicketRequest, join.IssueJoinTicketResponse>, (e) => resolve(e as Partial<grpc.StatusObject>)),
+  );
+  await new Promise((r) => setImmediate(r));
+  const lines = chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { status, lines };
+}
+
+describe('JoinServer status mapping (one toStatus table)', () => {
+  const cases: Array<[string, unknown, grpc.status, string]> = [
+    ['invalid request keeps its message', new JoinError('INVALID_REQUEST', 'invalid disk UUID'), grpc.status.INVALID_ARGUMENT, 'invalid disk UUID'],
+    ['keyservice down is retryable', new JoinError('KEYSERVICE_UNAVAILABLE', 'getting measurement secret: no answer'), grpc.status.UNAVAILABLE, 'getting measurement secret: no answer'],
+    ['concurrent control-plane join', new JoinError('CONTROL_PLANE_JOIN_IN_PROGRESS', 'maybe another node is already joining'), grpc.status.ABORTED, 'maybe another node is already joining'],
+    ['our own fault hides its cause', new JoinError('INTERNAL', 'generating Kubernetes join arguments: forbidden'), grpc.status.INTERNAL, 'internal error (ref join-42)'],
+    ['a non-JoinError domain error is internal', new K8sError('K8S_FORBIDDEN', 'secrets is forbidden'), grpc.status.INTERNAL, 'internal error (ref join-42)'],
+    ['a plain Error is internal', new Error('ECONNRESET'), grpc.status.INTERNAL, 'internal error (ref join-42)'],
+  ];
+  for (const [name, err, code, details] of cases) {
+    it(name, async () => {
+      const { status, lines } = await answer(err);
+      assert.deepEqual({ code: status.code, details: status.details }, { code, details });
+      assert.equal(status.metadata?.get('x-join-id')[0], 'join-42', 'the join id is answered in the trailer');
+      const refusal = lines.find((l) => l.msg === 'ticket refused' || l.msg === 'ticket failed');
+      assert.equal(refusal?.joinId, 'join-42');
+      assert.match(JSON.stringify(refusal?.err), new RegExp((err as Error).message), 'the cause is in the log line');
+    });
+  }
+});
