@@ -19,10 +19,10 @@ import { Variant } from '../variant.js';
 import type { VtpmAttestationDocument } from '../vtpm/document.js';
 import { VtpmIssuer } from '../vtpm/issuer.js';
 import { VtpmValidator } from '../vtpm/validator.js';
-import { AZURE_AK_HANDLE } from '../snp/hcl.js';
 import { checkHclAkBinding } from './hcl-ak.js';
 import { HCL_REPORT_NV_INDEX, parseTdxHclReport } from './hcl-report.js';
 import { checkAzureTdxPolicy } from './tdx-policy.js';
+import { loadAzurePersistedAk } from './persisted-ak.js';
 
 /** azure-tdx instance info: Go JSON `{"AttestationReport": b64(quote), "RuntimeData": b64}`. */
 export interface AzureTdxInstanceInfo {
@@ -141,10 +141,7 @@ export class AzureTdxIssuer extends VtpmIssuer {
       openTpm,
       akKind: 'rsa',
       ...(options.eventLog ? { eventLog: options.eventLog } : {}),
-      loadAttestationKey: async (tpm) => {
-        const pub = await tpm.readPublic(AZURE_AK_HANDLE);
-        return { handle: AZURE_AK_HANDLE, publicBytes: pub.publicBytes, public: pub.public, transient: false };
-      },
+      loadAttestationKey: loadAzurePersistedAk,
       instanceInfo: (tpm, _extraData, signal) => azureTdxInstanceInfo(tpm, quotes, signal),
     });
   }

@@ -15,13 +15,13 @@ import { AttestationError } from '../errors.js';
 import { goBytes, goBytesValue, goField, parseGoJsonObject } from '../go-json.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
 import type { Measurement } from '../measurements/measurement.js';
-import { AZURE_AK_HANDLE } from '../snp/hcl.js';
 import { Variant } from '../variant.js';
 import type { VtpmAttestationDocument } from '../vtpm/document.js';
 import { VtpmIssuer } from '../vtpm/issuer.js';
 import { VtpmValidator } from '../vtpm/validator.js';
 import { fetchIssuer, verifyAkCertificateChain } from './ak-cert-chain.js';
 import { AZURE_VTPM_ROOT_2023_PEM } from './vtpm-roots.js';
+import { loadAzurePersistedAk } from './persisted-ak.js';
 
 /** NV index of the Trusted Launch AK certificate (DER). */
 export const AZURE_AK_CERT_NV_INDEX = 0x01c101d0;
@@ -61,10 +61,7 @@ export class AzureTrustedLaunchIssuer extends VtpmIssuer {
       openTpm,
       akKind: 'rsa',
       ...(options.eventLog ? { eventLog: options.eventLog } : {}),
-      loadAttestationKey: async (tpm) => {
-        const pub = await tpm.readPublic(AZURE_AK_HANDLE);
-        return { handle: AZURE_AK_HANDLE, publicBytes: pub.publicBytes, public: pub.public, transient: false };
-      },
+      loadAttestationKey: loadAzurePersistedAk,
       instanceInfo: async (tpm, _extraData, signal) => {
         const akCert = await tpm.nvRead(AZURE_AK_CERT_NV_INDEX);
         const ca = await fetchIssuer(parseCertificate(akCert, 'AK certificate from NV 0x01C101D0'), fetcher, signal);

@@ -13,12 +13,13 @@ import { Variant } from '../variant.js';
 import { VtpmIssuer } from '../vtpm/issuer.js';
 import { VtpmValidator } from '../vtpm/validator.js';
 import { checkReportData } from './checks.js';
-import { AZURE_AK_HANDLE, AZURE_HCL_REPORT_NV_INDEX, checkHclAttestationKey, parseHclReport } from './hcl.js';
+import { AZURE_HCL_REPORT_NV_INDEX, checkHclAttestationKey, parseHclReport } from './hcl.js';
 import { encodeSnpInstanceInfo, type SnpInstanceInfo } from './instance-info.js';
 import type { MaaTokenVerifier } from './maa.js';
 import type { SnpReport } from './report.js';
 import { AZURE_IMDS_BASE_URL, fetchThimCertificates } from './thim.js';
 import { documentAk, documentSnpInfo, snpVerifierFor, type SnpValidatorDependencies } from './validator.js';
+import { loadAzurePersistedAk } from '../azure/persisted-ak.js';
 
 /** Options of the Azure issuer (tests point them at local servers). */
 export interface AzureSevSnpIssuerOptions {
@@ -35,10 +36,7 @@ export class AzureSevSnpIssuer extends VtpmIssuer {
       openTpm,
       akKind: 'rsa',
       ...(options.eventLog ? { eventLog: options.eventLog } : {}),
-      loadAttestationKey: async (tpm) => {
-        const pub = await tpm.readPublic(AZURE_AK_HANDLE);
-        return { handle: AZURE_AK_HANDLE, publicBytes: pub.publicBytes, public: pub.public, transient: false };
-      },
+      loadAttestationKey: loadAzurePersistedAk,
       instanceInfo: async (tpm, _extraData, signal) => {
         const hcl = parseHclReport(await tpm.nvRead(AZURE_HCL_REPORT_NV_INDEX));
         const thim = await fetchThimCertificates(options.imdsBaseUrl ?? AZURE_IMDS_BASE_URL, signal, options.fetchImpl);
