@@ -97,7 +97,9 @@ Flags (environment in brackets):
   --api-server-port <n>          local backend: API server port, 0 = free (default 6443)
   --init-system <s>              systemd: enable kubelet.service and reboot with systemctl;
                                  none: the node's supervisor starts the kubelet once kubeadm wrote
-                                 its configuration, and a reboot exits with code 3 (default systemd)
+                                 its configuration in this boot or the bootstrapper wrote
+                                 /run/asterism-start-kubelet (after a rejoin or recovery), and a
+                                 reboot exits with code 3 (default systemd)
   --image-repository <repo>      kubeadm backend: registry prefix of the control-plane images
   --ignore-preflight-errors <l>  kubeadm backend: comma-separated kubeadm preflight checks to
                                  report as warnings (nodes that are containers, not VMs)

@@ -6,7 +6,7 @@
  * first control plane, as the supervisor of its control plane and services) until SIGTERM.
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { VtpmIssuer, type Issuer } from '@asterism/attestation';
@@ -235,9 +235,17 @@ async function rejoinStage(node: BootNode, session: RejoinSession): Promise<bool
   return true;
 }
 
+/**
+ * Signal file for a node supervisor without systemd (`--init-system none`): like `systemctl enable
+ * --now kubelet`, it allows the kubelet to start from a configuration kubeadm wrote in an earlier
+ * boot, once this boot's disk key is in (docs/adr/0019-node-runtime.md).
+ */
+export const START_KUBELET_SIGNAL = '/run/asterism-start-kubelet';
+
 /** A node already marked in this boot only starts its Kubernetes agent. */
 function startNodeAgent({ cfg, logger }: BootNode): void {
   if (cfg.backend === 'kubeadm' && cfg.initSystem === 'systemd') spawn('systemctl', ['enable', '--now', 'kubelet'], { stdio: 'ignore' });
+  if (cfg.backend === 'kubeadm' && cfg.initSystem === 'none') writeFileSync(START_KUBELET_SIGNAL, '');
   logger.info('node agent started', { kubelet: cfg.initSystem === 'systemd' ? 'kubelet.service' : 'started by the node supervisor' });
 }
 

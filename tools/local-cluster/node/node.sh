@@ -76,10 +76,14 @@ log "importing images"
 children+=($!)
 
 # Like kubeadm's kubelet.service drop-in: wait for kubeadm's configuration, take the flags
-# kubeadm wrote, restart after a second whenever the kubelet exits.
+# kubeadm wrote, restart after a second whenever the kubelet exits. A configuration from an earlier
+# boot is used only after the bootstrapper signals that this boot's disk key is in (rejoin or
+# recover): on a VM it lies on the locked state disk, so the control plane must stay down until then.
+touch /run/asterism-boot
 (
   while true; do
-    if [ -f /var/lib/kubelet/config.yaml ] && [ -f /run/asterism-images-imported ]; then
+    if [ -f /var/lib/kubelet/config.yaml ] && [ -f /run/asterism-images-imported ] &&
+      { [ /var/lib/kubelet/config.yaml -nt /run/asterism-boot ] || [ -f /run/asterism-start-kubelet ]; }; then
       KUBELET_KUBEADM_ARGS=""
       # shellcheck source=/dev/null
       [ -f /var/lib/kubelet/kubeadm-flags.env ] && . /var/lib/kubelet/kubeadm-flags.env
