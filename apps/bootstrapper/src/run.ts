@@ -56,32 +56,44 @@ export type RunResult = 'initialized' | 'joined' | 'rejoined' | 'agent-started' 
  * the node was locked marks the disk for reset and reboots.
  */
 export async function runBootstrapper(d: RunDeps): Promise<RunResult> {
-  const log = d.logger;
-  let condition: NodeCondition;
-  try {
-    condition = await d.condition();
-  } catch (err) {
-    log.error('cannot determine node state', { err });
-    await d.control.reboot(`determining node state: ${(err as Error).message}`);
-    return 'failed';
-  }
-  log.info('node condition', { condition });
+  const condition = await readCondition(d);
+  if (condition === undefined) return 'failed';
+  d.logger.info('node condition', { condition });
   if (condition === 'bootstrapped') {
     await d.startNodeAgent();
     return 'agent-started';
   }
-  if (condition === 'initialized') {
-    try {
-      if (!(await d.rejoin())) return 'stopped';
-      await d.startNodeAgent();
-      return 'rejoined';
-    } catch (err) {
-      log.error('rejoin failed', { err });
-      await d.control.reboot(`rejoin: ${(err as Error).message}`);
-      return 'failed';
-    }
-  }
+  if (condition === 'initialized') return rejoinNode(d);
+  return raceInitAndJoin(d);
+}
 
+/** The node's condition; undefined after a failure to read it (the node was sent to reboot). */
+async function readCondition(d: RunDeps): Promise<NodeCondition | undefined> {
+  try {
+    return await d.condition();
+  } catch (err) {
+    d.logger.error('cannot determine node state', { err });
+    await d.control.reboot(`determining node state: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+/** An initialised node rejoins and starts its agent; a failure reboots. */
+async function rejoinNode(d: RunDeps): Promise<RunResult> {
+  try {
+    if (!(await d.rejoin())) return 'stopped';
+    await d.startNodeAgent();
+    return 'rejoined';
+  } catch (err) {
+    d.logger.error('rejoin failed', { err });
+    await d.control.reboot(`rejoin: ${(err as Error).message}`);
+    return 'failed';
+  }
+}
+
+/** A fresh node races InitServer against JoinClient; the cleaner stops the loser. */
+async function raceInitAndJoin(d: RunDeps): Promise<RunResult> {
+  const log = d.logger;
   const cleaner = new Cleaner();
   let init: InitService;
   try {
@@ -95,15 +107,7 @@ export async function runBootstrapper(d: RunDeps): Promise<RunResult> {
   cleaner.with(joiner).with(init);
   const cleaning = cleaner.start();
 
-  let failed = false;
-  const fail = async (what: string, err: unknown) => {
-    if (failed) return;
-    failed = true;
-    log.error(`${what} failed`, { err });
-    cleaner.clean();
-    await d.control.markDiskForReset().catch((e: unknown) => log.error('marking disk for reset failed', { err: e }));
-    await d.control.reboot(`${what}: ${(err as Error).message}`);
-  };
+  const fail = failOnce(d, cleaner);
   const [joinOutcome] = await Promise.all([
     joiner.start().catch(async (err: unknown) => {
       await fail('join', err);
@@ -112,7 +116,7 @@ export async function runBootstrapper(d: RunDeps): Promise<RunResult> {
     init.serve().catch((err: unknown) => fail('init server', err)),
   ]);
   await cleaning;
-  if (failed) return 'failed';
+  if (fail.failed()) return 'failed';
   const initOutcome = init.outcome;
   if (initOutcome.kind === 'failed-after-lock') {
     await fail('init', new Error(initOutcome.error));
@@ -122,4 +126,21 @@ export async function runBootstrapper(d: RunDeps): Promise<RunResult> {
   if (initOutcome.kind === 'succeeded') return 'initialized';
   if (joinOutcome === 'joined') return 'joined';
   return 'stopped';
+}
+
+/**
+ * The failure path after the node may be locked, run at most once: stop both sides, mark the
+ * disk for reset and reboot. `failed()` tells whether it ran.
+ */
+function failOnce(d: RunDeps, cleaner: Cleaner): ((what: string, err: unknown) => Promise<void>) & { failed: () => boolean } {
+  let failed = false;
+  const fail = async (what: string, err: unknown) => {
+    if (failed) return;
+    failed = true;
+    d.logger.error(`${what} failed`, { err });
+    cleaner.clean();
+    await d.control.markDiskForReset().catch((e: unknown) => d.logger.error('marking disk for reset failed', { err: e }));
+    await d.control.reboot(`${what}: ${(err as Error).message}`);
+  };
+  return Object.assign(fail, { failed: () => failed });
 }

@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 /** asterism CLI: `init` creates a cluster through the first node's attested InitServer; `verify` attests a node; `recover` unlocks nodes after a full control-plane outage. */
-import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import {
@@ -17,10 +16,9 @@ import { atlsChannelCredentials } from '@asterism/atls';
 import { init } from '@asterism/proto';
 import { attestationConfig } from './config/attestation-flags.js';
 import { ConfigError, loadCliConfig } from './config/cli-config.js';
-import { GrpcInitConnector } from './init/grpc-connector.js';
-import { DEFAULT_CHART_DIR } from './init/chart-location.js';
-import { HelmServicesDeployer, ServicesDeployError, spawnHelm } from './init/deploy-services.js';
-import { InitCommandError, runInit } from './init/init-command.js';
+import { ServicesDeployError } from './init/deploy-services.js';
+import { InitCommandError } from './init/init-command.js';
+import { initCommand } from './init/init-cli.js';
 import { RecordingValidator } from './verify/recording-validator.js';
 import { formatMeasurementTable, measurementRows } from './verify/report.js';
 import { recoverCommand } from './recover/recover-cli.js';
@@ -41,41 +39,6 @@ Commands:
 Settings come from flags, then from the config file (default ./asterism-conf.yaml):
   clusterName, kubernetesVersion, apiServerCertSANs, serviceCIDR, initSecretFile,
   attestation: { variant, configFile }`;
-
-const INIT_USAGE = `Usage: asterism init --endpoint <host[:port]> [flags]
-
-Generates the master secret and a measurement salt, attests the node (aTLS, expected
-measurements from the attestation config), sends the init request, streams progress, and
-writes asterism-admin.conf, asterism-mastersecret.json and asterism-id.json (mode 0600) into the
-workspace. Retries only while the node is unreachable.
-
-Flags:
-  --endpoint <host[:port]>      the first node's init endpoint (port 9000 if omitted)
-  --config <file>               config file (default ./asterism-conf.yaml if present)
-  --workspace <dir>             where outputs are written (default .)
-  --init-secret-file <file>     the init secret (or ASTERISM_INIT_SECRET)
-  --variant <v>                 attestation variant of the node, e.g. qemu-vtpm
-  --attestation-config <file>   JSON attestation config of the variant (expected measurements)
-  --cluster-name <name>         default "constellation" (the node's default)
-  --kubernetes-version <v>      Kubernetes version to request
-  --apiserver-cert-san <san>    extra API server certificate SAN (repeatable)
-  --service-cidr <cidr>         service CIDR
-  --master-secret <file>        reuse this master secret file instead of generating one
-  --timeout <seconds>           how long to retry an unreachable node (default 300)
-  --conformance                 conformance mode: kubeadm also deploys kube-proxy
-
-Services (after init, with Helm; docs/protocol/helm.md):
-  --skip-helm                   do not deploy the services (the node runs them itself, e.g. the
-                                local backend of tools/local-cluster)
-  --skip-helm-wait              do not wait for the pods (and do not roll back): for debugging
-  --helm-values <file>          extra values file for the asterism-services chart (repeatable)
-  --image-repository <prefix>   image prefix of joinservice/keyservice (default localhost/asterism:
-                                the images "npx nx run deploy:images" builds)
-  --csp <csp>                   cloud provider for the joinservice: AWS, Azure, GCP, OpenStack, QEMU
-                                (default QEMU)
-  --chart <dir>                 the asterism-services chart (default: deploy/charts of this build)
-  --helm <path>                 helm binary (default $HELM, else "helm" on PATH)
-  --helm-timeout <seconds>      how long Helm waits for the pods (default 600)`;
 
 const VERIFY_USAGE = `Usage: asterism verify (--endpoint <host[:port]> | --node <host[:port]>) [flags]
 
@@ -98,96 +61,6 @@ Flags:
   --timeout <seconds>           connection timeout (default 30)
 
 Exit codes: 0 accepted; 1 refused (measurements, attestation or cluster ID); 2 usage; 3 unreachable.`;
-
-
-async function initCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      endpoint: { type: 'string' },
-      config: { type: 'string' },
-      workspace: { type: 'string' },
-      'init-secret-file': { type: 'string' },
-      variant: { type: 'string' },
-      'attestation-config': { type: 'string' },
-      'cluster-name': { type: 'string' },
-      'kubernetes-version': { type: 'string' },
-      'apiserver-cert-san': { type: 'string', multiple: true },
-      'service-cidr': { type: 'string' },
-      'master-secret': { type: 'string' },
-      timeout: { type: 'string' },
-      conformance: { type: 'boolean' },
-      'skip-helm': { type: 'boolean' },
-      'skip-helm-wait': { type: 'boolean' },
-      'helm-values': { type: 'string', multiple: true },
-      'image-repository': { type: 'string' },
-      csp: { type: 'string' },
-      chart: { type: 'string' },
-      helm: { type: 'string' },
-      'helm-timeout': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(`${INIT_USAGE}\n`);
-    return 0;
-  }
-  const file = await loadCliConfig(values.config);
-  if (!values.endpoint) throw new UsageError('--endpoint is required');
-  const att = await attestationConfig(values, file);
-  const secretFile = values['init-secret-file'] ?? file.initSecretFile;
-  let initSecret: Buffer;
-  if (secretFile) initSecret = Buffer.from((await readFile(secretFile, 'utf8')).trim());
-  else if (process.env.ASTERISM_INIT_SECRET) initSecret = Buffer.from(process.env.ASTERISM_INIT_SECRET);
-  else throw new UsageError('the init secret is required (--init-secret-file, initSecretFile in the config file, or ASTERISM_INIT_SECRET)');
-  const validator = validatorFor(att);
-  const connector = new GrpcInitConnector(atlsChannelCredentials({ validators: [validator] }));
-  const sans = values['apiserver-cert-san'] ?? file.apiServerCertSANs;
-  const clusterName = values['cluster-name'] ?? file.clusterName;
-  const version = values['kubernetes-version'] ?? file.kubernetesVersion;
-  const cidr = values['service-cidr'] ?? file.serviceCIDR;
-  const result = await runInit(
-    connector,
-    {
-      endpoint: withPort(values.endpoint, 9000),
-      workspace: values.workspace ?? '.',
-      initSecret,
-      retryForMs: seconds(values.timeout, 300) * 1000,
-      ...(clusterName ? { clusterName } : {}),
-      ...(version ? { kubernetesVersion: version } : {}),
-      ...(sans ? { apiServerCertSans: sans } : {}),
-      ...(cidr ? { serviceCidr: cidr } : {}),
-      ...(values['master-secret'] ? { masterSecretFile: values['master-secret'] } : {}),
-      ...(values.conformance ? { conformance: true } : {}),
-    },
-    { info: (line) => process.stderr.write(`${line}\n`), nodeLog: (chunk) => process.stderr.write(chunk) },
-  );
-  if (!values['skip-helm']) {
-    const csp = values.csp ?? 'QEMU';
-    if (!['AWS', 'Azure', 'GCP', 'OpenStack', 'QEMU'].includes(csp)) throw new UsageError(`unknown --csp "${csp}": want AWS, Azure, GCP, OpenStack or QEMU`);
-    const helmTimeout = seconds(values['helm-timeout'], 600);
-    const deployer = new HelmServicesDeployer({
-      chartDir: values.chart ?? DEFAULT_CHART_DIR,
-      helm: spawnHelm(values.helm ?? process.env.HELM ?? 'helm', (helmTimeout + 60) * 1000),
-      progress: (line) => process.stderr.write(`${line}\n`),
-    });
-    await deployer.deploy({
-      kubeconfigPath: result.kubeconfigPath,
-      masterSecret: result.masterSecret,
-      measurementSalt: result.measurementSalt,
-      attestationConfigJson: att.json,
-      variant: String(att.variant),
-      csp,
-      imageRepository: values['image-repository'] ?? 'localhost/asterism',
-      valuesFiles: values['helm-values'] ?? [],
-      skipWait: values['skip-helm-wait'] ?? false,
-      timeoutSeconds: helmTimeout,
-    });
-  }
-  process.stdout.write(`${result.kubeconfigPath}\n`);
-  return 0;
-}
 
 /**
  * The validator of `asterism verify`: TDX variants get DCAP collateral live from Intel PCS (no

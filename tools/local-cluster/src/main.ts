@@ -80,8 +80,8 @@ async function kubeletColumn(kubeconfig: string): Promise<Map<string, string>> {
   return out;
 }
 
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
+/** Parses the flags after the command (strict: unknown flags are errors). */
+function parseFlags(rest: string[]) {
   const { values } = parseArgs({
     args: rest,
     strict: true,
@@ -97,6 +97,54 @@ async function main(argv: string[]): Promise<number> {
       help: { type: 'boolean', short: 'h' },
     },
   });
+  return values;
+}
+
+type Flags = ReturnType<typeof parseFlags>;
+
+/** `up`: starts the cluster with the chosen backend (kubeadm by default), then prints the table. */
+async function upCommand(values: Flags, root: string, say: (l: string) => void): Promise<number> {
+  const started = Date.now();
+  const backend = values.backend ?? 'kubeadm';
+  if (backend !== 'local' && backend !== 'kubeadm') throw new Error(`unknown --backend "${backend}": want local or kubeadm`);
+  if (backend === 'kubeadm') {
+    await upReal({
+      root,
+      controlPlanes: Number(values['control-planes'] ?? 1),
+      workers: Number(values.workers ?? 2),
+      binDir: values['bin-dir'] ?? binDir(),
+      skipHelmWait: values['skip-helm-wait'] ?? false,
+      ...(values.tamper ? { tamper: values.tamper } : {}),
+      progress: say,
+    });
+  } else {
+    await up({
+      root,
+      controlPlanes: Number(values['control-planes'] ?? 1),
+      workers: Number(values.workers ?? 2),
+      binDir: values['bin-dir'] ?? binDir(),
+      ...(values.tamper ? { tamper: values.tamper } : {}),
+      progress: say,
+    });
+  }
+  say(`cluster up in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  await printTable(root);
+  return 0;
+}
+
+/** `down`: stops the cluster's processes and (unless --keep) removes its folder. */
+async function downCommand(values: Flags, root: string, say: (l: string) => void): Promise<number> {
+  const state = await readState(new ClusterLayout(root));
+  // The folder's state decides; without one, leftovers of a crashed kubeadm `up` are cleaned.
+  const real = state ? state.backend === 'kubeadm' : existsSync(`/run/netns/${NETWORK.routerNamespace}`);
+  const n = real ? await downReal(root, { keep: values.keep ?? false, orphans: !state }) : await down(root, { keep: values.keep ?? false });
+  say(`stopped ${n} processes${values.keep ? '' : `, removed ${root}`}`);
+  return 0;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const values = parseFlags(rest);
   const root = values.dir ?? join(WORKSPACE_ROOT, '.local-cluster');
   if (values.help || !command || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
@@ -104,47 +152,13 @@ async function main(argv: string[]): Promise<number> {
   }
   const say = (l: string) => process.stderr.write(`${l}\n`);
   switch (command) {
-    case 'up': {
-      const started = Date.now();
-      const backend = values.backend ?? 'kubeadm';
-      if (backend !== 'local' && backend !== 'kubeadm') throw new Error(`unknown --backend "${backend}": want local or kubeadm`);
-      if (backend === 'kubeadm') {
-        await upReal({
-          root,
-          controlPlanes: Number(values['control-planes'] ?? 1),
-          workers: Number(values.workers ?? 2),
-          binDir: values['bin-dir'] ?? binDir(),
-          skipHelmWait: values['skip-helm-wait'] ?? false,
-          ...(values.tamper ? { tamper: values.tamper } : {}),
-          progress: say,
-        });
-        say(`cluster up in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-        await printTable(root);
-        return 0;
-      }
-      await up({
-        root,
-        controlPlanes: Number(values['control-planes'] ?? 1),
-        workers: Number(values.workers ?? 2),
-        binDir: values['bin-dir'] ?? binDir(),
-        ...(values.tamper ? { tamper: values.tamper } : {}),
-        progress: say,
-      });
-      say(`cluster up in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-      await printTable(root);
-      return 0;
-    }
+    case 'up':
+      return upCommand(values, root, say);
     case 'status':
       await printTable(root);
       return 0;
-    case 'down': {
-      const state = await readState(new ClusterLayout(root));
-      // The folder's state decides; without one, leftovers of a crashed kubeadm `up` are cleaned.
-      const real = state ? state.backend === 'kubeadm' : existsSync(`/run/netns/${NETWORK.routerNamespace}`);
-      const n = real ? await downReal(root, { keep: values.keep ?? false, orphans: !state }) : await down(root, { keep: values.keep ?? false });
-      say(`stopped ${n} processes${values.keep ? '' : `, removed ${root}`}`);
-      return 0;
-    }
+    case 'down':
+      return downCommand(values, root, say);
     default:
       process.stderr.write(`local-cluster: unknown command "${command}"\n\n${USAGE}\n`);
       return 2;

@@ -1,0 +1,161 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { validatorFor } from '@asterism/attestation';
+import { atlsChannelCredentials } from '@asterism/atls';
+import { attestationConfig } from '../config/attestation-flags.js';
+import { loadCliConfig, type CliConfig } from '../config/cli-config.js';
+import { seconds, UsageError, withPort } from '../usage.js';
+import { DEFAULT_CHART_DIR } from './chart-location.js';
+import { HelmServicesDeployer, spawnHelm } from './deploy-services.js';
+import { GrpcInitConnector } from './grpc-connector.js';
+import { runInit, type InitResult } from './init-command.js';
+
+/** Help text of `asterism init`. */
+export const INIT_USAGE = `Usage: asterism init --endpoint <host[:port]> [flags]
+
+Generates the master secret and a measurement salt, attests the node (aTLS, expected
+measurements from the attestation config), sends the init request, streams progress, and
+writes asterism-admin.conf, asterism-mastersecret.json and asterism-id.json (mode 0600) into the
+workspace. Retries only while the node is unreachable.
+
+Flags:
+  --endpoint <host[:port]>      the first node's init endpoint (port 9000 if omitted)
+  --config <file>               config file (default ./asterism-conf.yaml if present)
+  --workspace <dir>             where outputs are written (default .)
+  --init-secret-file <file>     the init secret (or ASTERISM_INIT_SECRET)
+  --variant <v>                 attestation variant of the node, e.g. qemu-vtpm
+  --attestation-config <file>   JSON attestation config of the variant (expected measurements)
+  --cluster-name <name>         default "constellation" (the node's default)
+  --kubernetes-version <v>      Kubernetes version to request
+  --apiserver-cert-san <san>    extra API server certificate SAN (repeatable)
+  --service-cidr <cidr>         service CIDR
+  --master-secret <file>        reuse this master secret file instead of generating one
+  --timeout <seconds>           how long to retry an unreachable node (default 300)
+  --conformance                 conformance mode: kubeadm also deploys kube-proxy
+
+Services (after init, with Helm; docs/protocol/helm.md):
+  --skip-helm                   do not deploy the services (the node runs them itself, e.g. the
+                                local backend of tools/local-cluster)
+  --skip-helm-wait              do not wait for the pods (and do not roll back): for debugging
+  --helm-values <file>          extra values file for the asterism-services chart (repeatable)
+  --image-repository <prefix>   image prefix of joinservice/keyservice (default localhost/asterism:
+                                the images "npx nx run deploy:images" builds)
+  --csp <csp>                   cloud provider for the joinservice: AWS, Azure, GCP, OpenStack, QEMU
+                                (default QEMU)
+  --chart <dir>                 the asterism-services chart (default: deploy/charts of this build)
+  --helm <path>                 helm binary (default $HELM, else "helm" on PATH)
+  --helm-timeout <seconds>      how long Helm waits for the pods (default 600)`;
+
+/** Parses the flags of `asterism init` (strict: unknown flags are usage errors). */
+function parseInitFlags(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      endpoint: { type: 'string' },
+      config: { type: 'string' },
+      workspace: { type: 'string' },
+      'init-secret-file': { type: 'string' },
+      variant: { type: 'string' },
+      'attestation-config': { type: 'string' },
+      'cluster-name': { type: 'string' },
+      'kubernetes-version': { type: 'string' },
+      'apiserver-cert-san': { type: 'string', multiple: true },
+      'service-cidr': { type: 'string' },
+      'master-secret': { type: 'string' },
+      timeout: { type: 'string' },
+      conformance: { type: 'boolean' },
+      'skip-helm': { type: 'boolean' },
+      'skip-helm-wait': { type: 'boolean' },
+      'helm-values': { type: 'string', multiple: true },
+      'image-repository': { type: 'string' },
+      csp: { type: 'string' },
+      chart: { type: 'string' },
+      helm: { type: 'string' },
+      'helm-timeout': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  return values;
+}
+
+type InitFlags = ReturnType<typeof parseInitFlags>;
+type CliAttestation = Awaited<ReturnType<typeof attestationConfig>>;
+
+/**
+ * `asterism init`: attests the first node, sends the init request, writes the outputs and
+ * (unless --skip-helm) deploys the services with Helm; prints the kubeconfig path.
+ */
+export async function initCommand(argv: string[]): Promise<number> {
+  const values = parseInitFlags(argv);
+  if (values.help) {
+    process.stdout.write(`${INIT_USAGE}\n`);
+    return 0;
+  }
+  const file = await loadCliConfig(values.config);
+  if (!values.endpoint) throw new UsageError('--endpoint is required');
+  const att = await attestationConfig(values, file);
+  const initSecret = await readInitSecret(values, file);
+  const result = await initFirstNode(values, file, att, initSecret, values.endpoint);
+  if (!values['skip-helm']) await deployServices(values, att, result);
+  process.stdout.write(`${result.kubeconfigPath}\n`);
+  return 0;
+}
+
+/** The init secret: from --init-secret-file, the config file's initSecretFile, or ASTERISM_INIT_SECRET. */
+async function readInitSecret(values: InitFlags, file: CliConfig): Promise<Buffer> {
+  const secretFile = values['init-secret-file'] ?? file.initSecretFile;
+  if (secretFile) return Buffer.from((await readFile(secretFile, 'utf8')).trim());
+  if (process.env.ASTERISM_INIT_SECRET) return Buffer.from(process.env.ASTERISM_INIT_SECRET);
+  throw new UsageError('the init secret is required (--init-secret-file, initSecretFile in the config file, or ASTERISM_INIT_SECRET)');
+}
+
+/** Runs the init request against the attested node (flags override the config file). */
+async function initFirstNode(values: InitFlags, file: CliConfig, att: CliAttestation, initSecret: Buffer, endpoint: string): Promise<InitResult> {
+  const validator = validatorFor(att);
+  const connector = new GrpcInitConnector(atlsChannelCredentials({ validators: [validator] }));
+  const sans = values['apiserver-cert-san'] ?? file.apiServerCertSANs;
+  const clusterName = values['cluster-name'] ?? file.clusterName;
+  const version = values['kubernetes-version'] ?? file.kubernetesVersion;
+  const cidr = values['service-cidr'] ?? file.serviceCIDR;
+  return runInit(
+    connector,
+    {
+      endpoint: withPort(endpoint, 9000),
+      workspace: values.workspace ?? '.',
+      initSecret,
+      retryForMs: seconds(values.timeout, 300) * 1000,
+      ...(clusterName ? { clusterName } : {}),
+      ...(version ? { kubernetesVersion: version } : {}),
+      ...(sans ? { apiServerCertSans: sans } : {}),
+      ...(cidr ? { serviceCidr: cidr } : {}),
+      ...(values['master-secret'] ? { masterSecretFile: values['master-secret'] } : {}),
+      ...(values.conformance ? { conformance: true } : {}),
+    },
+    { info: (line) => process.stderr.write(`${line}\n`), nodeLog: (chunk) => process.stderr.write(chunk) },
+  );
+}
+
+/** Deploys the asterism-services chart with Helm into the new cluster. */
+async function deployServices(values: InitFlags, att: CliAttestation, result: InitResult): Promise<void> {
+  const csp = values.csp ?? 'QEMU';
+  if (!['AWS', 'Azure', 'GCP', 'OpenStack', 'QEMU'].includes(csp)) throw new UsageError(`unknown --csp "${csp}": want AWS, Azure, GCP, OpenStack or QEMU`);
+  const helmTimeout = seconds(values['helm-timeout'], 600);
+  const deployer = new HelmServicesDeployer({
+    chartDir: values.chart ?? DEFAULT_CHART_DIR,
+    helm: spawnHelm(values.helm ?? process.env.HELM ?? 'helm', (helmTimeout + 60) * 1000),
+    progress: (line) => process.stderr.write(`${line}\n`),
+  });
+  await deployer.deploy({
+    kubeconfigPath: result.kubeconfigPath,
+    masterSecret: result.masterSecret,
+    measurementSalt: result.measurementSalt,
+    attestationConfigJson: att.json,
+    variant: String(att.variant),
+    csp,
+    imageRepository: values['image-repository'] ?? 'localhost/asterism',
+    valuesFiles: values['helm-values'] ?? [],
+    skipWait: values['skip-helm-wait'] ?? false,
+    timeoutSeconds: helmTimeout,
+  });
+}
