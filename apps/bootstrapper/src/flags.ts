@@ -116,62 +116,75 @@ Flags (environment in brackets):
 
 export { FlagError };
 
-/** Parses argv (without node and script) and the environment; null = help requested. */
-export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): BootstrapperConfig | null {
-  let values;
+const OPTIONS = {
+  v: { type: 'string' },
+  'attestation-variant': { type: 'string' },
+  csp: { type: 'string' },
+  'state-root': { type: 'string' },
+  tpm: { type: 'string' },
+  'state-disk': { type: 'string' },
+  'initial-key': { type: 'string' },
+  'state-disk-pbkdf': { type: 'string' },
+  metadata: { type: 'string' },
+  'cloud-api-url': { type: 'string' },
+  'node-name': { type: 'string' },
+  'k8s-backend': { type: 'string' },
+  'k8s-bin-dir': { type: 'string' },
+  'init-host': { type: 'string' },
+  'init-port': { type: 'string' },
+  'join-service-port': { type: 'string' },
+  'log-file': { type: 'string' },
+  'join-attestation-config': { type: 'string' },
+  'key-service-port': { type: 'string' },
+  'local-join-service-port': { type: 'string' },
+  address: { type: 'string', multiple: true },
+  'join-source-address': { type: 'string' },
+  'api-server-port': { type: 'string' },
+  'init-system': { type: 'string' },
+  'image-repository': { type: 'string' },
+  'ignore-preflight-errors': { type: 'string' },
+  'kube-proxy-conntrack-max-per-core': { type: 'string' },
+  'recovery-port': { type: 'string' },
+  'verify-grpc-port': { type: 'string' },
+  'verify-http-port': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Raw flag values as parseArgs returns them (strings, unvalidated). */
+type FlagValues = ReturnType<typeof readValues>;
+
+function readValues(argv: string[]) {
   try {
-    ({ values } = parseArgs({
-      args: normalizeGoFlags(argv),
-      strict: true,
-      allowPositionals: false,
-      options: {
-        v: { type: 'string' },
-        'attestation-variant': { type: 'string' },
-        csp: { type: 'string' },
-        'state-root': { type: 'string' },
-        tpm: { type: 'string' },
-        'state-disk': { type: 'string' },
-        'initial-key': { type: 'string' },
-        'state-disk-pbkdf': { type: 'string' },
-        metadata: { type: 'string' },
-        'cloud-api-url': { type: 'string' },
-        'node-name': { type: 'string' },
-        'k8s-backend': { type: 'string' },
-        'k8s-bin-dir': { type: 'string' },
-        'init-host': { type: 'string' },
-        'init-port': { type: 'string' },
-        'join-service-port': { type: 'string' },
-        'log-file': { type: 'string' },
-        'join-attestation-config': { type: 'string' },
-        'key-service-port': { type: 'string' },
-        'local-join-service-port': { type: 'string' },
-        address: { type: 'string', multiple: true },
-        'join-source-address': { type: 'string' },
-        'api-server-port': { type: 'string' },
-        'init-system': { type: 'string' },
-        'image-repository': { type: 'string' },
-        'ignore-preflight-errors': { type: 'string' },
-        'kube-proxy-conntrack-max-per-core': { type: 'string' },
-        'recovery-port': { type: 'string' },
-        'verify-grpc-port': { type: 'string' },
-        'verify-http-port': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    return parseArgs({ args: normalizeGoFlags(argv), strict: true, allowPositionals: false, options: OPTIONS }).values;
   } catch (err) {
     throw new FlagError((err as Error).message);
   }
+}
+
+/** Parses argv (without node and script) and the environment; null = help requested. */
+export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): BootstrapperConfig | null {
+  const values = readValues(argv);
   if (values.help) return null;
-  const rawVariant = values['attestation-variant'] ?? env.CONSTEL_ATTESTATION_VARIANT;
-  if (!rawVariant) throw new FlagError('the attestation variant is required (--attestation-variant or CONSTEL_ATTESTATION_VARIANT)');
-  let variant: Variant;
+  // Groups run in this order so the first invalid flag reported stays the same.
+  const variant = attestationVariant(values['attestation-variant'] ?? env.CONSTEL_ATTESTATION_VARIANT);
+  const backend = values['k8s-backend'] ?? 'kubeadm';
+  if (backend !== 'kubeadm' && backend !== 'local') throw new FlagError(`unknown --k8s-backend "${backend}": want kubeadm or local`);
+  const platform = cloudPlatform(values, env);
+  const node = nodeSettings(values);
+  return { verbosity: int('v', values.v, 0, -10, 10), variant, ...platform, ...node, backend, ...ports(values), ...kubernetes(values, backend) };
+}
+
+function attestationVariant(raw: string | undefined): Variant {
+  if (!raw) throw new FlagError('the attestation variant is required (--attestation-variant or CONSTEL_ATTESTATION_VARIANT)');
   try {
-    variant = Variant.fromString(rawVariant);
+    return Variant.fromString(raw);
   } catch (err) {
     throw new FlagError(`attestation variant: ${(err as Error).message}`);
   }
-  const backend = values['k8s-backend'] ?? 'kubeadm';
-  if (backend !== 'kubeadm' && backend !== 'local') throw new FlagError(`unknown --k8s-backend "${backend}": want kubeadm or local`);
+}
+
+/** `--csp`, `--metadata` and `--cloud-api-url`, which must agree with each other. */
+function cloudPlatform(values: FlagValues, env: NodeJS.ProcessEnv): Pick<BootstrapperConfig, 'csp' | 'metadata' | 'cloudApiUrl' | 'nodeName'> {
   const csp = values.csp ?? env.CONSTEL_CSP ?? 'QEMU';
   const cloud = parseCloudKind(csp);
   const metadata = values.metadata ?? (cloud ? '' : 'http://10.42.0.1:8080');
@@ -179,6 +192,11 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
   if (!(cloud && metadata === '') && !/^(file:.+|https?:\/\/.+)$/.test(metadata)) throw new FlagError(`invalid --metadata "${metadata}": want file:<path> or an http(s) URL`);
   const cloudApiUrl = values['cloud-api-url'];
   if (cloudApiUrl !== undefined && (!cloud || !/^https?:\/\/\S+$/.test(cloudApiUrl))) throw new FlagError(`invalid --cloud-api-url "${cloudApiUrl}": want an http(s) URL, with --csp AWS, Azure or GCP`);
+  return { csp, metadata, cloudApiUrl, nodeName: values['node-name'] };
+}
+
+/** The node's own devices and paths: state disk, TPM, init system, addresses. */
+function nodeSettings(values: FlagValues) {
   const pbkdf = values['state-disk-pbkdf'] ?? 'light';
   if (!Object.hasOwn(STATE_DISK_PBKDF_PRESETS, pbkdf)) throw new FlagError(`unknown --state-disk-pbkdf "${pbkdf}": want ${Object.keys(STATE_DISK_PBKDF_PRESETS).join(' or ')}`);
   const initSystem = values['init-system'] ?? 'systemd';
@@ -188,35 +206,41 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const tpm = values.tpm ?? '/dev/tpmrm0';
   if (!/^(\/.+|unix:.+|tcp:[^:]+:\d+)$/.test(tpm)) throw new FlagError(`invalid --tpm "${tpm}": want a device path, unix:<path> or tcp:<host>:<port>`);
   return {
-    verbosity: int('v', values.v, 0, -10, 10),
-    variant,
-    csp,
     stateRoot: values['state-root'] ?? '/',
     tpm,
     stateDisk: values['state-disk'] ?? '/dev/mapper/state',
     initialKeyPath: values['initial-key'] ?? '/run/cryptsetup-keys.d/state.key',
     stateDiskPbkdf: pbkdf as StateDiskPbkdfPreset,
-    metadata,
-    cloudApiUrl,
-    nodeName: values['node-name'],
-    backend,
-    k8sBinDir: values['k8s-bin-dir'],
+    initSystem,
+    addresses: values.address,
+    joinSourceAddress: joinSource,
+    logFile: values['log-file'],
+  } satisfies Partial<BootstrapperConfig>;
+}
+
+/** init.API listen address and the service ports. */
+function ports(values: FlagValues) {
+  return {
     initHost: values['init-host'] ?? '0.0.0.0',
     initPort: int('init-port', values['init-port'], 9000, 0, 65535),
     joinServicePort: int('join-service-port', values['join-service-port'], 30090, 1, 65535),
-    logFile: values['log-file'],
-    joinAttestationConfig: values['join-attestation-config'],
     keyServicePort: int('key-service-port', values['key-service-port'], 9009, 1, 65535),
     localJoinServicePort: int('local-join-service-port', values['local-join-service-port'], 30090, 1, 65535),
-    addresses: values.address,
-    joinSourceAddress: joinSource,
     apiServerPort: int('api-server-port', values['api-server-port'], 6443, 0, 65535),
-    initSystem,
+  } satisfies Partial<BootstrapperConfig>;
+}
+
+/** Kubernetes backend settings and the ports validated after them. */
+function kubernetes(values: FlagValues, backend: BootstrapperConfig['backend']) {
+  const conntrack = values['kube-proxy-conntrack-max-per-core'];
+  return {
+    k8sBinDir: values['k8s-bin-dir'],
+    joinAttestationConfig: values['join-attestation-config'],
     imageRepository: values['image-repository'] || undefined,
-    kubeProxyConntrackMaxPerCore: values['kube-proxy-conntrack-max-per-core'] === undefined ? undefined : int('kube-proxy-conntrack-max-per-core', values['kube-proxy-conntrack-max-per-core'], 0, 0, 1 << 20),
+    kubeProxyConntrackMaxPerCore: conntrack === undefined ? undefined : int('kube-proxy-conntrack-max-per-core', conntrack, 0, 0, 1 << 20),
     recoveryPort: int('recovery-port', values['recovery-port'], 9999, 0, 65535),
     verifyGrpcPort: int('verify-grpc-port', values['verify-grpc-port'], backend === 'local' ? 30081 : 0, 0, 65535),
     verifyHttpPort: int('verify-http-port', values['verify-http-port'], 30080, 0, 65535),
     ignorePreflightErrors: (values['ignore-preflight-errors'] ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-  };
+  } satisfies Partial<BootstrapperConfig>;
 }

@@ -92,44 +92,59 @@ export { FlagError };
 
 const PROVIDERS: Record<string, CloudProvider> = { aws: 'AWS', azure: 'Azure', gcp: 'GCP', openstack: 'OpenStack', stackit: 'OpenStack', qemu: 'QEMU' };
 
-/** Parses argv (without node and script); null = help requested. */
-export function parseFlags(argv: string[]): JoinServiceConfig | null {
-  let values;
+const OPTIONS = {
+  'cloud-provider': { type: 'string' },
+  csp: { type: 'string' },
+  'key-service-endpoint': { type: 'string' },
+  'attestation-variant': { type: 'string' },
+  v: { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'metrics-port': { type: 'string' },
+  'config-dir': { type: 'string' },
+  'kubeadm-config': { type: 'string' },
+  'kubernetes-dir': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  'api-server-endpoint': { type: 'string' },
+  'metadata-url': { type: 'string' },
+  'cloud-api-url': { type: 'string' },
+  'rate-limit': { type: 'string' },
+  'rate-burst': { type: 'string' },
+  'collateral-offline': { type: 'boolean' },
+  'identity-binding': { type: 'string' },
+  'metadata-file': { type: 'string' },
+  'amd-kds-url': { type: 'string' },
+  'snp-upcoming-minimum-tcb': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Raw flag values as parseArgs returns them (strings, unvalidated). */
+type FlagValues = ReturnType<typeof readValues>;
+
+function readValues(argv: string[]) {
   try {
-    ({ values } = parseArgs({
-      args: normalizeGoFlags(argv),
-      strict: true,
-      allowPositionals: false,
-      options: {
-        'cloud-provider': { type: 'string' },
-        csp: { type: 'string' },
-        'key-service-endpoint': { type: 'string' },
-        'attestation-variant': { type: 'string' },
-        v: { type: 'string' },
-        host: { type: 'string' },
-        port: { type: 'string' },
-        'metrics-port': { type: 'string' },
-        'config-dir': { type: 'string' },
-        'kubeadm-config': { type: 'string' },
-        'kubernetes-dir': { type: 'string' },
-        kubeconfig: { type: 'string' },
-        'api-server-endpoint': { type: 'string' },
-        'metadata-url': { type: 'string' },
-        'cloud-api-url': { type: 'string' },
-        'rate-limit': { type: 'string' },
-        'rate-burst': { type: 'string' },
-        'collateral-offline': { type: 'boolean' },
-        'identity-binding': { type: 'string' },
-        'metadata-file': { type: 'string' },
-        'amd-kds-url': { type: 'string' },
-        'snp-upcoming-minimum-tcb': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    return parseArgs({ args: normalizeGoFlags(argv), strict: true, allowPositionals: false, options: OPTIONS }).values;
   } catch (err) {
     throw new FlagError((err as Error).message);
   }
+}
+
+/** Parses argv (without node and script); null = help requested. */
+export function parseFlags(argv: string[]): JoinServiceConfig | null {
+  const values = readValues(argv);
   if (values.help) return null;
+  // Groups run in this order so the first invalid flag reported stays the same.
+  return {
+    ...providerAndVariant(values),
+    ...endpoints(values),
+    identityBinding: identityBindingMode(values['identity-binding']),
+    ...listenAndPaths(values),
+    ...limits(values),
+    ...collateral(values),
+  };
+}
+
+function providerAndVariant(values: FlagValues): Pick<JoinServiceConfig, 'cloudProvider' | 'variant'> {
   if (values['cloud-provider'] !== undefined && values.csp !== undefined && values['cloud-provider'] !== values.csp) throw new FlagError('--cloud-provider and --csp disagree');
   const rawProvider = values['cloud-provider'] ?? values.csp;
   if (!rawProvider) throw new FlagError('--cloud-provider is required');
@@ -137,41 +152,58 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
   if (!provider) throw new FlagError(`unknown cloud provider "${rawProvider}": want one of ${Object.keys(PROVIDERS).join(', ')}`);
   const rawVariant = values['attestation-variant'];
   if (!rawVariant) throw new FlagError('--attestation-variant is required');
-  let variant: Variant;
   try {
-    variant = Variant.fromString(rawVariant);
+    return { cloudProvider: provider, variant: Variant.fromString(rawVariant) };
   } catch (err) {
     throw new FlagError(`--attestation-variant: ${(err as Error).message}`);
   }
+}
+
+function endpoints(values: FlagValues): Pick<JoinServiceConfig, 'apiServerEndpoint' | 'metadataUrl' | 'cloudApiUrl' | 'keyServiceEndpoint'> {
   const endpoint = values['api-server-endpoint'];
   if (endpoint !== undefined && !/^[^\s:]+:\d{1,5}$/.test(endpoint)) throw new FlagError(`invalid --api-server-endpoint "${endpoint}": want host:port`);
   for (const flag of ['metadata-url', 'cloud-api-url'] as const) {
     const v = values[flag];
     if (v !== undefined && !/^https?:\/\/[^\s]+$/.test(v)) throw new FlagError(`invalid --${flag} "${v}": want an http(s) URL`);
   }
-  const configDir = values['config-dir'] ?? '/var/config';
-  const identityBinding = values['identity-binding'] ?? 'strict';
-  if (identityBinding !== 'strict' && identityBinding !== 'off') throw new FlagError(`invalid --identity-binding "${identityBinding}": want strict or off`);
   return {
-    cloudProvider: provider,
+    apiServerEndpoint: endpoint,
+    metadataUrl: values['metadata-url'],
+    cloudApiUrl: values['cloud-api-url'],
     keyServiceEndpoint: values['key-service-endpoint'] ?? 'key-service.kube-system:9000',
-    variant,
+  };
+}
+
+function identityBindingMode(raw: string | undefined): IdentityBindingMode {
+  const mode = raw ?? 'strict';
+  if (mode !== 'strict' && mode !== 'off') throw new FlagError(`invalid --identity-binding "${mode}": want strict or off`);
+  return mode;
+}
+
+function listenAndPaths(values: FlagValues) {
+  return {
     verbosity: int('v', values.v, 0, -10, 10),
     host: values.host ?? '0.0.0.0',
     port: int('port', values.port, 9090, 0, 65535),
     metricsPort: int('metrics-port', values['metrics-port'], 9092, -1, 65535),
-    configDir,
+    configDir: values['config-dir'] ?? '/var/config',
     kubeadmConfigPath: values['kubeadm-config'] ?? '/var/kubeadm-config/ClusterConfiguration',
     kubernetesDir: values['kubernetes-dir'] ?? '/etc/kubernetes',
     kubeconfig: values.kubeconfig,
-    apiServerEndpoint: endpoint,
-    metadataUrl: values['metadata-url'],
-    cloudApiUrl: values['cloud-api-url'],
+    metadataFile: values['metadata-file'],
+  } satisfies Partial<JoinServiceConfig>;
+}
+
+function limits(values: FlagValues): Pick<JoinServiceConfig, 'ratePerSecond' | 'rateBurst'> {
+  return {
     ratePerSecond: int('rate-limit', values['rate-limit'], 5, 1, 100_000),
     rateBurst: int('rate-burst', values['rate-burst'], 20, 1, 100_000),
+  };
+}
+
+function collateral(values: FlagValues): Pick<JoinServiceConfig, 'collateralOffline' | 'amdKdsUrl' | 'snpUpcomingMinimumTcb'> {
+  return {
     collateralOffline: values['collateral-offline'] === true,
-    identityBinding,
-    metadataFile: values['metadata-file'],
     amdKdsUrl: kdsUrl(values['amd-kds-url']),
     snpUpcomingMinimumTcb: upcomingTcb(values['snp-upcoming-minimum-tcb']),
   };

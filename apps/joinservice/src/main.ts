@@ -34,7 +34,7 @@ import { KeyServiceClient } from './keyservice-client.js';
 import { ClusterComponents, KubeadmJoinTokens } from './kubernetes/cluster-sources.js';
 import { ClusterConfigurationSans, ControlPlaneFilesReader } from './kubernetes/kubeadm-files.js';
 import { KubeletCa } from './kubernetes/kubelet-ca.js';
-import { startJoinService } from './service.js';
+import { startJoinService, type JoinServiceOptions, type RunningJoinService } from './service.js';
 import { EmergencySshCa } from './ssh/emergency-ssh-ca.js';
 
 /** A startup step failed: logged, exit 1 (the reference's behaviour for every step). */
@@ -80,94 +80,29 @@ function identityBinding(config: JoinServiceConfig, clients: KubeClients) {
   return { directory: new MetadataPeerDirectory(metadata), store: new ConfigMapIdentityBindings(new ConfigMapStore(clients.core)) };
 }
 
+/** What every stage needs: the parsed flags, the logger and the Kubernetes clients. */
+interface Wiring {
+  cfg: JoinServiceConfig;
+  logger: Logger;
+  clients: KubeClients;
+  collateralCounts: CollateralCounts;
+}
+
 async function main(): Promise<void> {
   const config = parseFlagsOrExit('joinservice', USAGE, () => parseFlags(process.argv.slice(2)));
   if (config === null) return;
   const secrets = new SecretRegistry();
   const logger = createLogger({ component: 'joinservice', level: levelFromVerbosity(config.verbosity), secrets });
-  const cfg = config;
   try {
-    const clients: KubeClients = await step(logger, 'creating Kubernetes client', () => (cfg.kubeconfig ? clientsFromKubeconfigFile(cfg.kubeconfig) : clientsInCluster()));
-    const collateralCounts = new CollateralCounts();
-    const snp = SNP_VARIANTS.has(cfg.variant.name)
-      ? await step(logger, 'creating SEV-SNP certificate and collateral caches', () =>
-          snpValidatorDependencies({
-            variant: cfg.variant.name,
-            certCache: new CertCache(new ConfigMapStore(clients.core), new HttpKdsChainSource(cfg.amdKdsUrl), logger),
-            store: new ConfigMapCollateralStore(new ConfigMapStore(clients.core)),
-            metrics: collateralCounts,
-            logger,
-            offline: cfg.collateralOffline,
-            ...(cfg.amdKdsUrl ? { kdsBaseUrl: cfg.amdKdsUrl } : {}),
-            ...(cfg.snpUpcomingMinimumTcb ? { upcomingMinimumTcb: cfg.snpUpcomingMinimumTcb } : {}),
-          }),
-        )
-      : undefined;
-    if (cfg.variant.name === 'qemu-tdx' || cfg.variant.name === 'azure-tdx') {
-      // One TDX collateral cache for the process (it outlives config reloads): Intel PCS fetches
-      // bounded by the handshake's deadline, shared per key, backed off on failure.
-      // Verified collateral is persisted in a ConfigMap, so restarts and replicas reuse it.
-      const tdxCache = new CollateralCache({
-        name: 'tdx-pcs',
-        fetch: pcsCollateralFetcher(),
-        offline: cfg.collateralOffline,
-        store: new ConfigMapCollateralStore(new ConfigMapStore(clients.core)),
-        metrics: collateralCounts,
-        logger,
-      });
-      await step(logger, 'loading the TDX collateral cache', () => tdxCache.load());
-      const tdxCollateral = new CachedTdxCollateralSource(tdxCache);
-      registerQemuTdxValidator(tdxCollateral);
-      registerAzureTdxValidator(tdxCollateral);
-    }
-    // azure-trustedlaunch follows the AK certificate's CA Issuers URLs for links the document lacks
-    // (chains still end in the configured root); gcp-sev-es asks the Compute API with the node's
-    // service-account token; aws-nitro-tpm asks EC2 DescribeImages (the SDK client of the AWS
-    // metadata provider; --cloud-api-url points it elsewhere, e.g. an EC2 emulator).
-    const deps: ValidatorDependencies = {
-      azureTrustedLaunch: { fetchCertificate: httpCertificateFetcher() },
-      awsNitroTpm: { images: new AwsSdkCloudApi(cfg.cloudApiUrl ? { endpoint: cfg.cloudApiUrl } : {}) },
-      ...(snp ? { snp } : {}),
-    };
-    const attestationConfigPath = join(cfg.configDir, 'attestationConfig');
+    const clients: KubeClients = await step(logger, 'creating Kubernetes client', () => (config.kubeconfig ? clientsFromKubeconfigFile(config.kubeconfig) : clientsInCluster()));
+    const w: Wiring = { cfg: config, logger, clients, collateralCounts: new CollateralCounts() };
+    const deps = await validatorDependencies(w);
+    const attestationConfigPath = join(config.configDir, 'attestationConfig');
     const validator = await step(logger, `loading attestation config ${attestationConfigPath}`, () =>
-      UpdatableValidator.create(attestationConfigPath, (json) => validatorFromConfigJson(json, cfg.variant, logger, deps), logger),
+      UpdatableValidator.create(attestationConfigPath, (json) => validatorFromConfigJson(json, config.variant, logger, deps), logger),
     );
-    const endpoint = await step(logger, 'determining API server endpoint', () => apiServerEndpoint(cfg));
-    const keys = new KeyServiceClient(cfg.keyServiceEndpoint);
-    const measurementSalt = await step(logger, 'reading measurement salt', () => readFile(join(cfg.configDir, 'measurementSalt')));
-    const pkiDir = join(cfg.kubernetesDir, 'pki');
-    const kubeletCa = await step(logger, `loading the cluster CA from ${pkiDir}`, () => KubeletCa.load(pkiDir));
-    const ssh = new EmergencySshCa();
-    const identity = await step(logger, 'setting up identity binding', () => identityBinding(cfg, clients));
-    const service = await startJoinService({
-      issuer: {
-        keys,
-        tokens: new KubeadmJoinTokens(new SharedBootstrapTokens(new BootstrapTokenIssuer(clients.core)), join(cfg.kubernetesDir, 'admin.conf'), endpoint),
-        components: new ClusterComponents(new NodeVersionReader(clients.custom), new ConfigMapStore(clients.core)),
-        kubeletCa,
-        controlPlaneFiles: new ControlPlaneFilesReader(cfg.kubernetesDir),
-        joiningNodes: new JoiningNodeWriter(clients.custom),
-        certSans: new ClusterConfigurationSans(cfg.kubeadmConfigPath),
-        sshCa: ssh,
-        csrValidator: kubeletCa,
-        hostKeyValidator: ssh,
-        measurementSalt,
-      },
-      ...(identity ? { identity } : {}),
-      validator,
-      transport: (v) => {
-        const credentials = atlsServerCredentials({ clientValidators: [v], logger });
-        return { credentials, refusals: () => credentials.refusals, attestedPeer: (peer) => credentials.peerOf({ getPeer: () => peer }) };
-      },
-      logger,
-      host: cfg.host,
-      port: cfg.port,
-      metricsPort: cfg.metricsPort,
-      ratePerSecond: cfg.ratePerSecond,
-      rateBurst: cfg.rateBurst,
-      collateralCounts,
-    });
+    const keys = new KeyServiceClient(config.keyServiceEndpoint);
+    const service = await serve(w, validator, keys);
     const watcher = new ConfigWatcher(attestationConfigPath, () => validator.reload(), logger);
     await step(logger, `watching ${attestationConfigPath}`, () => watcher.start());
     handleShutdownSignals(logger, async () => {
@@ -182,6 +117,106 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+}
+
+/** SEV-SNP certificate and collateral caches (SNP variants only). */
+async function snpDependencies({ cfg, clients, logger, collateralCounts }: Wiring): Promise<ValidatorDependencies['snp']> {
+  if (!SNP_VARIANTS.has(cfg.variant.name)) return undefined;
+  return step(logger, 'creating SEV-SNP certificate and collateral caches', () =>
+    snpValidatorDependencies({
+      variant: cfg.variant.name,
+      certCache: new CertCache(new ConfigMapStore(clients.core), new HttpKdsChainSource(cfg.amdKdsUrl), logger),
+      store: new ConfigMapCollateralStore(new ConfigMapStore(clients.core)),
+      metrics: collateralCounts,
+      logger,
+      offline: cfg.collateralOffline,
+      ...(cfg.amdKdsUrl ? { kdsBaseUrl: cfg.amdKdsUrl } : {}),
+      ...(cfg.snpUpcomingMinimumTcb ? { upcomingMinimumTcb: cfg.snpUpcomingMinimumTcb } : {}),
+    }),
+  );
+}
+
+/**
+ * One TDX collateral cache for the process (it outlives config reloads): Intel PCS fetches
+ * bounded by the handshake's deadline, shared per key, backed off on failure. Verified collateral
+ * is persisted in a ConfigMap, so restarts and replicas reuse it. TDX variants only.
+ */
+async function registerTdxCollateral({ cfg, clients, logger, collateralCounts }: Wiring): Promise<void> {
+  if (cfg.variant.name !== 'qemu-tdx' && cfg.variant.name !== 'azure-tdx') return;
+  const tdxCache = new CollateralCache({
+    name: 'tdx-pcs',
+    fetch: pcsCollateralFetcher(),
+    offline: cfg.collateralOffline,
+    store: new ConfigMapCollateralStore(new ConfigMapStore(clients.core)),
+    metrics: collateralCounts,
+    logger,
+  });
+  await step(logger, 'loading the TDX collateral cache', () => tdxCache.load());
+  const tdxCollateral = new CachedTdxCollateralSource(tdxCache);
+  registerQemuTdxValidator(tdxCollateral);
+  registerAzureTdxValidator(tdxCollateral);
+}
+
+/**
+ * The validators' outside sources. azure-trustedlaunch follows the AK certificate's CA Issuers
+ * URLs for links the document lacks (chains still end in the configured root); gcp-sev-es asks
+ * the Compute API with the node's service-account token; aws-nitro-tpm asks EC2 DescribeImages
+ * (the SDK client of the AWS metadata provider; --cloud-api-url points it elsewhere, e.g. an EC2
+ * emulator).
+ */
+async function validatorDependencies(w: Wiring): Promise<ValidatorDependencies> {
+  const snp = await snpDependencies(w);
+  await registerTdxCollateral(w);
+  return {
+    azureTrustedLaunch: { fetchCertificate: httpCertificateFetcher() },
+    awsNitroTpm: { images: new AwsSdkCloudApi(w.cfg.cloudApiUrl ? { endpoint: w.cfg.cloudApiUrl } : {}) },
+    ...(snp ? { snp } : {}),
+  };
+}
+
+/** The ticket issuer's sources: API server endpoint, measurement salt, cluster CA, SSH CA, Kubernetes readers. */
+async function ticketIssuer({ cfg, logger, clients }: Wiring, keys: KeyServiceClient): Promise<JoinServiceOptions['issuer']> {
+  const endpoint = await step(logger, 'determining API server endpoint', () => apiServerEndpoint(cfg));
+  const measurementSalt = await step(logger, 'reading measurement salt', () => readFile(join(cfg.configDir, 'measurementSalt')));
+  const pkiDir = join(cfg.kubernetesDir, 'pki');
+  const kubeletCa = await step(logger, `loading the cluster CA from ${pkiDir}`, () => KubeletCa.load(pkiDir));
+  const ssh = new EmergencySshCa();
+  return {
+    keys,
+    tokens: new KubeadmJoinTokens(new SharedBootstrapTokens(new BootstrapTokenIssuer(clients.core)), join(cfg.kubernetesDir, 'admin.conf'), endpoint),
+    components: new ClusterComponents(new NodeVersionReader(clients.custom), new ConfigMapStore(clients.core)),
+    kubeletCa,
+    controlPlaneFiles: new ControlPlaneFilesReader(cfg.kubernetesDir),
+    joiningNodes: new JoiningNodeWriter(clients.custom),
+    certSans: new ClusterConfigurationSans(cfg.kubeadmConfigPath),
+    sshCa: ssh,
+    csrValidator: kubeletCa,
+    hostKeyValidator: ssh,
+    measurementSalt,
+  };
+}
+
+/** join.API over aTLS (clients must attest), health and metrics servers. */
+async function serve(w: Wiring, validator: UpdatableValidator, keys: KeyServiceClient): Promise<RunningJoinService> {
+  const { cfg, logger, clients } = w;
+  const issuer = await ticketIssuer(w, keys);
+  const identity = await step(logger, 'setting up identity binding', () => identityBinding(cfg, clients));
+  return startJoinService({
+    issuer,
+    ...(identity ? { identity } : {}),
+    validator,
+    transport: (v) => {
+      const credentials = atlsServerCredentials({ clientValidators: [v], logger });
+      return { credentials, refusals: () => credentials.refusals, attestedPeer: (peer) => credentials.peerOf({ getPeer: () => peer }) };
+    },
+    logger,
+    host: cfg.host,
+    port: cfg.port,
+    metricsPort: cfg.metricsPort,
+    ratePerSecond: cfg.ratePerSecond,
+    rateBurst: cfg.rateBurst,
+    collateralCounts: w.collateralCounts,
+  });
 }
 
 main().catch((err: unknown) => {
