@@ -1,6 +1,5 @@
 import { unmarshalAttestationConfig } from './config/attestation-config.js';
 import type { AttestationConfig } from './config/types.js';
-import { DummyValidator } from './dummy.js';
 import { AttestationError } from './errors.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Validator } from './interfaces.js';
 import type { AwsNitroTpmDependencies } from './aws/nitro-tpm.js';
@@ -8,6 +7,7 @@ import type { AzureTrustedLaunchDependencies } from './azure/trustedlaunch.js';
 import type { GcpSevEsDependencies } from './gcp/sev-es.js';
 import type { SnpValidatorDependencies } from './snp/validator.js';
 import { Variant } from './variant.js';
+import { BUILT_IN_VALIDATORS } from './variants.js';
 
 /**
  * What validators may need besides their config: caches, identity sources, a clock. The
@@ -24,12 +24,11 @@ export interface ValidatorDependencies {
 /** Builds a validator of one variant from its decoded attestation config. */
 export type ValidatorConstructor = (config: AttestationConfig, logger: AttestationLogger, deps: ValidatorDependencies) => Validator;
 
-const constructors = new Map<string, ValidatorConstructor>([['dummy', () => new DummyValidator()]]);
+const constructors = new Map<string, ValidatorConstructor>(BUILT_IN_VALIDATORS);
 
 /**
- * Registers the validator of a variant. Variants whose validators need heavier dependencies
- * (a TPM library, certificate caches) register themselves from their own module, so a consumer
- * only pays for the variants it imports.
+ * Registers (or replaces) the validator of a variant at run time: the built-in ones come from
+ * variants.ts; the TDX variants are added at start-up with the process's collateral source.
  */
 export function registerValidator(variant: string, ctor: ValidatorConstructor): void {
   Variant.fromString(variant);

@@ -6,7 +6,7 @@
  * document's region), through a consumer-declared port.
  */
 import type { TpmClient } from '@asterism/tpm';
-import { registerValidator } from '../choose.js';
+import type { ValidatorConstructor } from '../choose.js';
 import { documentAkPublic } from '../cloud/keys.js';
 import { AttestationError } from '../errors.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
@@ -93,4 +93,5 @@ export const NO_EC2_IMAGE_LOOKUP: ImageTpmSupportLookup = {
   tpmSupport: () => Promise.reject(new Error('no EC2 DescribeImages client is configured in this process')),
 };
 
-registerValidator('aws-nitro-tpm', (config, logger, deps) => new AwsNitroTpmValidator({ measurements: config.measurements, logger, images: deps.awsNitroTpm?.images ?? NO_EC2_IMAGE_LOOKUP }));
+/** Builds the aws-nitro-tpm validator from its config (registered in ../variants.ts). */
+export const awsNitroTpmValidatorFactory: ValidatorConstructor = (config, logger, deps) => new AwsNitroTpmValidator({ measurements: config.measurements, logger, images: deps.awsNitroTpm?.images ?? NO_EC2_IMAGE_LOOKUP });

@@ -7,7 +7,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type { TpmClient, TpmtPublic } from '@asterism/tpm';
-import { registerValidator } from '../choose.js';
+import type { ValidatorConstructor } from '../choose.js';
 import { httpCertificateFetcher, type CertificateFetcher } from '../cloud/http.js';
 import { documentAkPublic, parseCertificate, requireAkIs } from '../cloud/keys.js';
 import type { MeasurementsOnlyConfig } from '../config/types.js';
@@ -125,7 +125,8 @@ export interface AzureTrustedLaunchDependencies {
   readonly clock?: () => Date;
 }
 
-registerValidator('azure-trustedlaunch', (config, logger, deps) => {
+/** Builds the azure-trustedlaunch validator from its config (registered in ../variants.ts). */
+export const azureTrustedLaunchValidatorFactory: ValidatorConstructor = (config, logger, deps) => {
   const root = (config as MeasurementsOnlyConfig).akRootKey;
   return new AzureTrustedLaunchValidator({
     measurements: config.measurements,
@@ -133,4 +134,4 @@ registerValidator('azure-trustedlaunch', (config, logger, deps) => {
     ...(root ? { roots: [new X509Certificate(root)] } : {}),
     ...deps.azureTrustedLaunch,
   });
-});
+};

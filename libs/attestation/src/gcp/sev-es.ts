@@ -6,7 +6,7 @@
  * and requires the measured platform state to say GCE firmware >= 1 with AMD SEV.
  */
 import { decodePublic, TpmResponseError, type TpmClient } from '@asterism/tpm';
-import { registerValidator } from '../choose.js';
+import type { ValidatorConstructor } from '../choose.js';
 import { documentAkPublic, pkixPublicKeyFromPem, requireAkIs } from '../cloud/keys.js';
 import { AttestationError } from '../errors.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
@@ -101,8 +101,9 @@ export interface GcpSevEsDependencies {
 
 let defaultIdentity: ShieldedIdentitySource | undefined;
 
-registerValidator('gcp-sev-es', (config, logger, deps) => {
+/** Builds the gcp-sev-es validator from its config (registered in ../variants.ts). */
+export const gcpSevEsValidatorFactory: ValidatorConstructor = (config, logger, deps) => {
   // Default: the Compute API with the node's service-account token from the metadata server (lazy: no I/O here).
   const identity = deps.gcpSevEs?.identity ?? (defaultIdentity ??= new ComputeShieldedIdentitySource(metadataAccessToken()));
   return new GcpSevEsValidator({ measurements: config.measurements, logger, identity });
-});
+};

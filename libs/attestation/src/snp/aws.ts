@@ -4,7 +4,7 @@
  * the issuer takes from the extended report's certificate table.
  */
 import type { TpmClient } from '@asterism/tpm';
-import { registerValidator } from '../choose.js';
+import type { ValidatorConstructor } from '../choose.js';
 import { certificateToPem } from '../config/certificate.js';
 import type { SevSnpConfig } from '../config/types.js';
 import { AttestationError } from '../errors.js';
@@ -56,4 +56,5 @@ export class AwsSevSnpValidator extends VtpmValidator {
   }
 }
 
-registerValidator('aws-sev-snp', (config, logger, deps) => new AwsSevSnpValidator(config as SevSnpConfig, logger, deps.snp));
+/** Builds the aws-sev-snp validator from its config (registered in ../variants.ts). */
+export const awsSevSnpValidatorFactory: ValidatorConstructor = (config, logger, deps) => new AwsSevSnpValidator(config as SevSnpConfig, logger, deps.snp);

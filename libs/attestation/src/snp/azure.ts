@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { TpmClient } from '@asterism/tpm';
-import { registerValidator } from '../choose.js';
+import type { ValidatorConstructor } from '../choose.js';
 import type { AzureSevSnpConfig, SnpFirmwareSignerConfig } from '../config/types.js';
 import { AttestationError } from '../errors.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
@@ -110,4 +110,5 @@ export class AzureSevSnpValidator extends VtpmValidator {
   }
 }
 
-registerValidator('azure-sev-snp', (config, logger, deps) => new AzureSevSnpValidator(config as AzureSevSnpConfig, logger, deps.snp));
+/** Builds the azure-sev-snp validator from its config (registered in ../variants.ts). */
+export const azureSevSnpValidatorFactory: ValidatorConstructor = (config, logger, deps) => new AzureSevSnpValidator(config as AzureSevSnpConfig, logger, deps.snp);

@@ -5,7 +5,7 @@
  * The AK is trusted because GCE's shielded-identity source names it for the instance.
  */
 import { decodePublic, publicKeyObject, TPM_ALG, TpmResponseError, type TpmClient } from '@asterism/tpm';
-import { registerValidator } from '../choose.js';
+import type { ValidatorConstructor } from '../choose.js';
 import { certificateToPem } from '../config/certificate.js';
 import type { SevSnpConfig } from '../config/types.js';
 import { AttestationError } from '../errors.js';
@@ -91,4 +91,5 @@ export class GcpSevSnpValidator extends VtpmValidator {
   }
 }
 
-registerValidator('gcp-sev-snp', (config, logger, deps) => new GcpSevSnpValidator(config as SevSnpConfig, logger, deps.snp));
+/** Builds the gcp-sev-snp validator from its config (registered in ../variants.ts). */
+export const gcpSevSnpValidatorFactory: ValidatorConstructor = (config, logger, deps) => new GcpSevSnpValidator(config as SevSnpConfig, logger, deps.snp);

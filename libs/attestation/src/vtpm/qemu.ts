@@ -5,7 +5,7 @@
  * root for the vTPM, so only the quote's internal consistency and the measurements are checked.
  */
 import { decodePublic, type TpmClient } from '@asterism/tpm';
-import { registerValidator } from '../choose.js';
+import type { ValidatorConstructor } from '../choose.js';
 import { AttestationError } from '../errors.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
 import type { Measurement } from '../measurements/measurement.js';
@@ -38,4 +38,5 @@ export class QemuVtpmValidator extends VtpmValidator {
   }
 }
 
-registerValidator('qemu-vtpm', (config, logger) => new QemuVtpmValidator(config.measurements, logger));
+/** Builds the qemu-vtpm validator from its config (registered in ../variants.ts). */
+export const qemuVtpmValidatorFactory: ValidatorConstructor = (config, logger) => new QemuVtpmValidator(config.measurements, logger);
