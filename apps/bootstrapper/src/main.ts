@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { VtpmIssuer, type Issuer } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
@@ -21,24 +21,19 @@ import { OsHostInfo } from './host/host-info.js';
 import { FileLogSource } from './host/log-source.js';
 import { InitFlow } from './initserver/init-flow.js';
 import { InitServer } from './initserver/init-server.js';
-import type { ClusterInitializer } from './initserver/ports.js';
 import { AtlsJoinServiceDialer } from './joinclient/atls-dialer.js';
 import { JoinClient } from './joinclient/join-client.js';
 import { TcpReadinessProbe } from './joinclient/readiness-probe.js';
 import { residencyReason } from './residency.js';
-import type { ClusterJoiner } from './joinclient/ports.js';
 import { RejoinClient } from './joinclient/rejoin-client.js';
-import { KubeadmBackend } from './kubernetes/kubeadm/kubeadm-backend.js';
-import { LocalClusterInitializer, LocalClusterJoiner } from './kubernetes/local/local-backend.js';
-import { LocalServiceProcesses } from './kubernetes/local/services.js';
+import { clusterBackendFor, type ClusterBackend } from './kubernetes/backend-choice.js';
 import { metadataFor } from './metadata-source.js';
 import { detectNodeCondition } from './node-condition.js';
 import { KubeletCsrGenerator } from './node-identity/kubelet-csr.js';
 import { EmergencySshSetup, HostKeyFile } from './node-identity/ssh.js';
 import { RecoveryServer } from './recovery/recovery-server.js';
 import { raceForDiskKey } from './recovery/unlock-race.js';
-import { PerCallIssuer } from './verify/per-call-issuer.js';
-import { VerificationService } from './verify/verification-service.js';
+import { perCallIssuer, startVerificationService } from './verify/start.js';
 import type { Cleaner } from './clean/cleaner.js';
 import { runBootstrapper, type InitService, type NodeControl, type RunResult } from './run.js';
 import { NodeFileWriter } from './state/file-writer.js';
@@ -66,13 +61,6 @@ function loggerFor(config: BootstrapperConfig, secrets: SecretRegistry): Logger 
 
 /** Writes the node's status file (phase, timings, mark); failures are only logged. */
 type StatusWriter = (s: Omit<NodeStatus, 'name' | 'variant' | 'updatedAt'>) => Promise<void>;
-
-/** The Kubernetes backend's two halves; `local` is set when this process also supervises a local control plane. */
-interface ClusterBackend {
-  initializer: ClusterInitializer;
-  joiner: ClusterJoiner;
-  local?: LocalClusterInitializer;
-}
 
 /** Everything the boot stages share, built once from the flags. */
 interface BootNode {
@@ -153,45 +141,6 @@ async function wireNode(cfg: BootstrapperConfig): Promise<BootNode> {
     dialer: new AtlsJoinServiceDialer(issuer, cfg.joinSourceAddress ? { localAddress: cfg.joinSourceAddress } : {}),
     backend: clusterBackendFor(cfg, metadata, files, logger),
   };
-}
-
-/** The `local` backend (processes on this machine) or `kubeadm` (a real node). */
-function clusterBackendFor(cfg: BootstrapperConfig, metadata: MetadataProvider, files: NodeFileWriter, logger: Logger): ClusterBackend {
-  if (cfg.backend === 'local') {
-    const binDir = cfg.k8sBinDir ?? '';
-    const local = new LocalClusterInitializer({
-      binaries: { etcd: join(binDir, 'etcd'), kubeApiserver: join(binDir, 'kube-apiserver'), kubeControllerManager: join(binDir, 'kube-controller-manager') },
-      dir: files.resolve('/etc/kubernetes'),
-      metadata,
-      services: new LocalServiceProcesses({
-        dir: files.resolve('/var/lib/asterism/services'),
-        variant: cfg.variant.name,
-        attestationConfigPath: cfg.joinAttestationConfig ?? '',
-        keyServicePort: cfg.keyServicePort,
-        joinServicePort: cfg.localJoinServicePort,
-        // Any free port; the joinservice logs it ("joinservice serving", metricsPort).
-        joinServiceMetricsPort: 0,
-        keyServiceMetricsPort: 0,
-        // The joinservice names and roles peers from the same metadata source (docs/adr/0008).
-        metadata: cfg.metadata,
-        logger,
-      }),
-      logger,
-      apiServerPort: cfg.apiServerPort,
-    });
-    return { initializer: local, joiner: new LocalClusterJoiner(logger), local };
-  }
-  const kubeadm = new KubeadmBackend({
-    kubeadm: cfg.k8sBinDir ? join(cfg.k8sBinDir, 'kubeadm') : '/run/state/bin/kubeadm',
-    metadata,
-    csp: cfg.csp,
-    logger,
-    files,
-    ...(cfg.imageRepository ? { imageRepository: cfg.imageRepository } : {}),
-    ignorePreflightErrors: cfg.ignorePreflightErrors,
-    ...(cfg.kubeProxyConntrackMaxPerCore !== undefined ? { kubeProxyConntrackMaxPerCore: cfg.kubeProxyConntrackMaxPerCore } : {}),
-  });
-  return { initializer: kubeadm, joiner: kubeadm };
 }
 
 /** Reboot policy: a real node reboots through systemd; a local node exits with EXIT_REBOOT for its supervisor. */
@@ -320,29 +269,6 @@ async function finishBoot(node: BootNode, result: RunResult, started: number, se
 /** The listed fields of `node` (to hand a subset of the shared pieces to a component). */
 function pick<K extends keyof BootNode>(node: BootNode, ...keys: K[]): Pick<BootNode, K> {
   return Object.fromEntries(keys.map((k) => [k, node[k]])) as Pick<BootNode, K>;
-}
-
-/** An issuer with a platform (TPM connection) of its own per document (the node's TPM stays free). */
-function perCallIssuer(cfg: BootstrapperConfig, bootIssuer: Issuer): Issuer {
-  return new PerCallIssuer(bootIssuer.variant, () => {
-    const platform = nodePlatformFor(cfg, () => undefined);
-    return { issuer: platform.issuer, close: () => platform.close() };
-  });
-}
-
-/** The node's verification service, served by this process (docs/protocol/verification.md; 0 = off). */
-async function startVerificationService(cfg: BootstrapperConfig, issuer: Issuer, logger: Logger): Promise<VerificationService | undefined> {
-  if (cfg.verifyGrpcPort === 0) return undefined;
-  const service = new VerificationService(issuer, logger);
-  try {
-    const ports = await service.listen(cfg.initHost, { grpc: cfg.verifyGrpcPort, http: cfg.verifyHttpPort });
-    logger.info('verification service serving', ports);
-    return service;
-  } catch (err) {
-    logger.warn('verification service not started', { err });
-    await service.close().catch(() => undefined);
-    return undefined;
-  }
 }
 
 main().catch((err: unknown) => {

@@ -3,7 +3,8 @@
  * memory and a persistence port, offline mode, deadline-bounded and rate-limited fetches with
  * background retries, hit/miss/failure metrics. Variants supply the fetcher and the verifier.
  */
-export { CollateralCache, CollateralView, type CollateralCacheOptions, type CollateralEntry, type CollateralSource } from './cache.js';
+export { CollateralView } from './view.js';
+export { CollateralCache, type CollateralCacheOptions, type CollateralEntry, type CollateralSource } from './cache.js';
 export { CollateralError, CollateralFetchError, type CollateralErrorCode } from './errors.js';
 export { MemoryCollateralStore } from './memory-store.js';
 export {

@@ -5,7 +5,8 @@
  * ARK) looks at it through views whose verifiers check everything against that ARK.
  */
 import type { AttestationLogger } from '../interfaces.js';
-import { CollateralCache, type CollateralView } from '../collateral/cache.js';
+import { CollateralCache } from '../collateral/cache.js';
+import type { CollateralView } from '../collateral/view.js';
 import { httpCollateralFetcher } from '../collateral/http-fetcher.js';
 import type { CollateralMetrics, CollateralStore, VerifiedCollateral } from '../collateral/ports.js';
 import { TokenBucket } from '../collateral/rate-limiter.js';

@@ -6,7 +6,7 @@
  */
 import { AttestationError } from '../errors.js';
 import { goJsonString } from '../measurements/go-json-string.js';
-import { bytes, isNil, JsonParser, member, object, type JsonNode } from '../vtpm/document.js';
+import { bytes, isNil, JsonParser, member, object, type JsonNode } from '../vtpm/json-tree.js';
 
 /** GCE instance identity (go-tpm-tools GCEInstanceInfo; JSON keys snake_case, omitempty). */
 export interface GceInstanceInfo {

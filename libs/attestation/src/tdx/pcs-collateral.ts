@@ -5,7 +5,8 @@
  * before first use; the joinservice persists them (ConfigMaps) and can run offline.
  */
 import { X509Certificate } from 'node:crypto';
-import { CollateralView, type CollateralCache } from '../collateral/cache.js';
+import type { CollateralCache } from '../collateral/cache.js';
+import { CollateralView } from '../collateral/view.js';
 import { CollateralFetchError } from '../collateral/errors.js';
 import { parseRetryAfter } from '../collateral/http-fetcher.js';
 import type { CollateralFetcher, VerifiedCollateral } from '../collateral/ports.js';
