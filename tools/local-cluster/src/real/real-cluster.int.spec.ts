@@ -175,9 +175,19 @@ describe('local cluster, kubeadm backend: real nodes end to end', { skip }, () =
       assert.ok(res.hostCertificate.length > 0 && res.authorizedCaPublicKey.length > 0);
       await tpmClient.transport.close();
       // The keyservice logs successful calls at debug only: its metrics show it served the key.
-      const keyPods = (await core.listNamespacedPod({ namespace: 'kube-system', labelSelector: 'k8s-app=key-service' })).items;
-      const served = keyPods.map((p) => kubectl('get', '--raw', `/api/v1/namespaces/kube-system/pods/${p.metadata!.name!}:9101/proxy/metrics`));
-      assert.ok(served.some((m) => /keyservice_grpc_server_handled_total\{method="\/kms\.API\/GetDataKey",code="Ok"\} [1-9]/.test(m)), 'a keyservice pod served GetDataKey');
+      // A pod that is still starting (e.g. the second control plane's) refuses the scrape: poll.
+      await eventually('a keyservice pod reporting a served GetDataKey', async () => {
+        const keyPods = (await core.listNamespacedPod({ namespace: 'kube-system', labelSelector: 'k8s-app=key-service' })).items;
+        const scrape = (name: string) => {
+          try {
+            return kubectl('get', '--raw', `/api/v1/namespaces/kube-system/pods/${name}:9101/proxy/metrics`);
+          } catch {
+            return '';
+          }
+        };
+        const served = keyPods.map((p) => scrape(p.metadata!.name!));
+        return served.some((m) => /keyservice_grpc_server_handled_total\{method="\/kms\.API\/GetDataKey",code="Ok"\} [1-9]/.test(m)) ? true : undefined;
+      }, 30_000);
     } finally {
       await stopDetached(tpm.pid, 2000);
     }
