@@ -60,7 +60,9 @@ export class ManagedProcess {
     const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
-    child.once('exit', () => log.end());
+    // 'close', not 'exit': output can still arrive after the exit, and writing to an ended stream throws.
+    child.once('close', () => log.end());
+    log.on('error', () => undefined);
     child.once('error', (err) => log.write(`failed to start ${binary}: ${err.message}\n`));
     return new ManagedProcess(name, child, logPath);
   }

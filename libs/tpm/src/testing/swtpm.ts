@@ -147,7 +147,10 @@ export async function startSwtpm(options: SwtpmOptions = {}): Promise<Swtpm> {
   );
   child.stdout?.pipe(log, { end: false });
   child.stderr?.pipe(log, { end: false });
-  child.once('exit', () => log.end());
+  // 'close' (not 'exit'): swtpm's last output can arrive after it exited, and a write to an ended
+  // log stream would surface as an uncaught ERR_STREAM_WRITE_AFTER_END in whatever test runs then.
+  child.once('close', () => log.end());
+  log.on('error', () => undefined);
   const spawnError = once(child, 'error').then(([e]) => e as Error);
   const tpm = new Swtpm(dir, stateDir, socketPath, ctrlPath, child, options.stateDir === undefined);
   const deadline = Date.now() + 10_000;
