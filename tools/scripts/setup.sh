@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the tests and the local cluster need on a fresh Debian 12 machine:
-# Debian packages (swtpm, tpm2-tools, cryptsetup, openssl, unzip), npm dependencies, and the
+# Debian packages (swtpm, tpm2-tools, cryptsetup, openssl, unzip, python3-venv), npm dependencies, and the
 # tools built or unpacked into ignored cache folders. Safe to re-run: finished steps are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -9,6 +9,8 @@ say() { printf '[setup] %s\n' "$*"; }
 need_root() { [ "$(id -u)" = 0 ] || { say "needs root for apt-get (or install the packages listed in this script yourself)"; exit 1; }; }
 
 APT_PACKAGES=(swtpm swtpm-tools tpm2-tools cryptsetup-bin openssl unzip ca-certificates openssh-client python3-cryptography
+  # setup.d/40-moto.sh: `python3 -m venv` needs ensurepip (python3-venv pulls python3.11-venv and the pip wheel)
+  python3 python3-venv
   # real nodes (ADRs 0018, 0019): container runtime, pod network, image builder, static pause
   containerd runc containernetworking-plugins iptables conntrack iproute2 buildah busybox-static socat gcc libc6-dev)
 missing=()
