@@ -63,6 +63,7 @@ export default [
       'apps/cli/src/init/init-command.ts',
       'apps/cli/src/recover/recover-command.ts',
       'apps/cli/src/verify/grpc-attestation-source.ts',
+      'apps/cli/src/testing/attestation-servers.fixture.ts',
       'apps/joinservice/src/join-server.ts',
       'apps/joinservice/src/keyservice-client.ts',
       'apps/keyservice/src/server.ts',

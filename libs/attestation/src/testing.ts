@@ -1,3 +1,5 @@
-/** Test and benchmark helpers of @asterism/attestation: the real TDX golden vectors and error-code probes. */
+/** Test and benchmark helpers of @asterism/attestation: the real TDX golden vectors, error-code probes and a stand-in Intel PKI. */
 export { tdxVector, VECTOR_OFFSETS, VECTOR_TIME, vectorCollateral } from './tdx/vectors.fixture.js';
 export { errorCode } from './tdx/vectors.fixture.js';
+/** A stand-in Intel PKI (openssl) for TDX tests that need a quote over chosen report data accepted end to end. */
+export { makeSyntheticPki, resignedCollateral, resignedQuote, type SyntheticPki } from './tdx/synthetic-pki.fixture.js';

@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { validatorFor } from '@asterism/attestation';
 import { atlsChannelCredentials } from '@asterism/atls';
 import { attestationConfig } from '../config/attestation-flags.js';
 import { loadCliConfig, type CliConfig } from '../config/cli-config.js';
 import { seconds, UsageError, withPort } from '../usage.js';
+import { buildCliValidator } from '../validators/cli-validator.js';
+import { validatorOptions, VALIDATOR_FLAG_OPTIONS, VALIDATOR_FLAGS_USAGE } from '../validators/validator-flags.js';
 import { DEFAULT_CHART_DIR } from './chart-location.js';
 import { HelmServicesDeployer, spawnHelm } from './deploy-services.js';
 import { GrpcInitConnector } from './grpc-connector.js';
@@ -44,7 +45,9 @@ Services (after init, with Helm; docs/protocol/helm.md):
                                 (default QEMU)
   --chart <dir>                 the asterism-services chart (default: deploy/charts of this build)
   --helm <path>                 helm binary (default $HELM, else "helm" on PATH)
-  --helm-timeout <seconds>      how long Helm waits for the pods (default 600)`;
+  --helm-timeout <seconds>      how long Helm waits for the pods (default 600)
+
+${VALIDATOR_FLAGS_USAGE}`;
 
 /** Parses the flags of `asterism init` (strict: unknown flags are usage errors). */
 function parseInitFlags(argv: string[]) {
@@ -73,6 +76,7 @@ function parseInitFlags(argv: string[]) {
       chart: { type: 'string' },
       helm: { type: 'string' },
       'helm-timeout': { type: 'string' },
+      ...VALIDATOR_FLAG_OPTIONS,
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -112,28 +116,32 @@ async function readInitSecret(values: InitFlags, file: CliConfig): Promise<Buffe
 
 /** Runs the init request against the attested node (flags override the config file). */
 async function initFirstNode(values: InitFlags, file: CliConfig, att: CliAttestation, initSecret: Buffer, endpoint: string): Promise<InitResult> {
-  const validator = validatorFor(att);
-  const connector = new GrpcInitConnector(atlsChannelCredentials({ validators: [validator] }));
+  const v = await buildCliValidator(att, validatorOptions(values));
+  const connector = new GrpcInitConnector(atlsChannelCredentials({ validators: [v.validator] }));
   const sans = values['apiserver-cert-san'] ?? file.apiServerCertSANs;
   const clusterName = values['cluster-name'] ?? file.clusterName;
   const version = values['kubernetes-version'] ?? file.kubernetesVersion;
   const cidr = values['service-cidr'] ?? file.serviceCIDR;
-  return runInit(
-    connector,
-    {
-      endpoint: withPort(endpoint, 9000),
-      workspace: values.workspace ?? '.',
-      initSecret,
-      retryForMs: seconds(values.timeout, 300) * 1000,
-      ...(clusterName ? { clusterName } : {}),
-      ...(version ? { kubernetesVersion: version } : {}),
-      ...(sans ? { apiServerCertSans: sans } : {}),
-      ...(cidr ? { serviceCidr: cidr } : {}),
-      ...(values['master-secret'] ? { masterSecretFile: values['master-secret'] } : {}),
-      ...(values.conformance ? { conformance: true } : {}),
-    },
-    { info: (line) => process.stderr.write(`${line}\n`), nodeLog: (chunk) => process.stderr.write(chunk) },
-  );
+  try {
+    return await runInit(
+      connector,
+      {
+        endpoint: withPort(endpoint, 9000),
+        workspace: values.workspace ?? '.',
+        initSecret,
+        retryForMs: seconds(values.timeout, 300) * 1000,
+        ...(clusterName ? { clusterName } : {}),
+        ...(version ? { kubernetesVersion: version } : {}),
+        ...(sans ? { apiServerCertSans: sans } : {}),
+        ...(cidr ? { serviceCidr: cidr } : {}),
+        ...(values['master-secret'] ? { masterSecretFile: values['master-secret'] } : {}),
+        ...(values.conformance ? { conformance: true } : {}),
+      },
+      { info: (line) => process.stderr.write(`${line}\n`), nodeLog: (chunk) => process.stderr.write(chunk) },
+    );
+  } finally {
+    await v.close();
+  }
 }
 
 /** Deploys the asterism-services chart with Helm into the new cluster. */

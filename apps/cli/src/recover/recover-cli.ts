@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
-import { validatorFor } from '@asterism/attestation';
 import { attestationConfig } from '../config/attestation-flags.js';
 import { loadCliConfig } from '../config/cli-config.js';
 import { EXIT, seconds, UsageError, withPort } from '../usage.js';
+import { buildCliValidator, type CliValidatorOptions } from '../validators/cli-validator.js';
+import { validatorOptions, VALIDATOR_FLAG_OPTIONS, VALIDATOR_FLAGS_USAGE } from '../validators/validator-flags.js';
 import { GrpcRecoverConnector } from './grpc-recover-connector.js';
 import { RecoverCommandError, runRecover, type RecoverFailureCode } from './recover-command.js';
 
@@ -22,8 +23,11 @@ Flags:
   --attestation-config <file>   JSON attestation config of the variant (expected measurements)
   --timeout <seconds>           how long to retry a node that does not serve yet (default 120)
 
+${VALIDATOR_FLAGS_USAGE}
+
 Exit codes: 0 every node recovered; 1 a node refused (attestation failed, wrong master secret,
-not waiting for recovery); 2 usage or an unreadable master secret file; 3 a node unreachable.`;
+not waiting for recovery); 2 usage, an unreadable master secret file or missing credentials;
+3 a node unreachable.`;
 
 const EXIT_FOR: Record<RecoverFailureCode, number> = {
   MASTER_SECRET_INVALID: EXIT.usage,
@@ -35,8 +39,11 @@ const EXIT_FOR: Record<RecoverFailureCode, number> = {
   RECOVER_FAILED: EXIT.refused,
 };
 
-/** `asterism recover`: parses flags, recovers every endpoint, prints a per-node summary; returns the exit code. */
-export async function recoverCommand(argv: string[], out: { stdout: (s: string) => void; stderr: (s: string) => void }): Promise<number> {
+/**
+ * `asterism recover`: parses flags, recovers every endpoint, prints a per-node summary; returns
+ * the exit code. `overrides` add validator options flags cannot express (tests: a stand-in Intel PKI).
+ */
+export async function recoverCommand(argv: string[], out: { stdout: (s: string) => void; stderr: (s: string) => void }, overrides: CliValidatorOptions = {}): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     strict: true,
@@ -47,6 +54,7 @@ export async function recoverCommand(argv: string[], out: { stdout: (s: string) 
       variant: { type: 'string' },
       'attestation-config': { type: 'string' },
       timeout: { type: 'string' },
+      ...VALIDATOR_FLAG_OPTIONS,
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -59,10 +67,11 @@ export async function recoverCommand(argv: string[], out: { stdout: (s: string) 
   const file = await loadCliConfig(values.config);
   const att = await attestationConfig(values, file);
   const retryForMs = seconds(values.timeout, 120) * 1000;
+  const v = await buildCliValidator(att, { ...validatorOptions(values), ...overrides });
   let report;
   try {
     report = await runRecover(
-      new GrpcRecoverConnector(validatorFor(att)),
+      new GrpcRecoverConnector(v.validator),
       { endpoints: values.endpoint.map((e) => withPort(e, 9999)), masterSecretFile: values['master-secret'], retryForMs },
       (line) => out.stderr(`${line}\n`),
     );
@@ -72,6 +81,8 @@ export async function recoverCommand(argv: string[], out: { stdout: (s: string) 
       return EXIT_FOR[err.code];
     }
     throw err;
+  } finally {
+    await v.close();
   }
   for (const r of report) out.stdout(`${r.endpoint}\t${r.ok ? 'recovered' : `FAILED (${r.error.code}): ${r.error.message}`}\n`);
   const failures = report.filter((r) => !r.ok);

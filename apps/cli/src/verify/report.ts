@@ -25,15 +25,18 @@ export function measurementRows(expected: ReadonlyMap<number, Measurement>, actu
 
 const MARK: Record<MeasurementRow['status'], string> = { ok: 'ok', mismatch: 'MISMATCH', warn: 'differs (warn only)', info: '-' };
 
-/** A plain-text table: index, status, expected and actual (full hex; differing rows stand out). */
-export function formatMeasurementTable(rows: MeasurementRow[]): string {
-  const lines = ['PCR  STATUS               EXPECTED / ACTUAL'];
+/**
+ * A plain-text table: index, status, expected and actual (full hex; differing rows stand out).
+ * `register` names the indices: PCRs, or a TD's MRTD + RTMR0..3 (`TDX index` 0..4).
+ */
+export function formatMeasurementTable(rows: MeasurementRow[], register: 'PCR' | 'TDX index' = 'PCR'): string {
+  const lines = [register === 'PCR' ? 'PCR  STATUS               EXPECTED / ACTUAL' : 'IDX  STATUS               EXPECTED / ACTUAL (TDX index: 0 MRTD, 1..4 RTMR0..3)'];
   for (const r of rows) {
     lines.push(`${String(r.index).padStart(3)}  ${MARK[r.status].padEnd(19)}  expected ${r.expected ?? '(not checked)'}`);
     lines.push(`${' '.repeat(26)}actual   ${r.actual ?? '(missing)'}`);
   }
   const bad = rows.filter((r) => r.status === 'mismatch');
   lines.push('');
-  lines.push(bad.length === 0 ? 'All enforced measurements match.' : `Enforced measurements differ at PCR ${bad.map((r) => r.index).join(', ')}: this node would be refused.`);
+  lines.push(bad.length === 0 ? 'All enforced measurements match.' : `Enforced measurements differ at ${register} ${bad.map((r) => r.index).join(', ')}: this node would be refused.`);
   return lines.join('\n');
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { DummyIssuer, DummyValidator } from '@asterism/attestation';
-import { clusterIdPcr, parseClusterId, verifyRunningNode, VERIFY_USER_DATA, type AttestationSource } from './running-node.js';
+import { clusterIdPcr, clusterIdRtmr, parseClusterId, verifyRunningNode, VERIFY_USER_DATA, type AttestationSource } from './running-node.js';
 
 const issuing = (userData: Buffer): AttestationSource => ({ getAttestation: (_e, nonce) => new DummyIssuer().issue(userData, nonce) });
 
@@ -11,6 +11,12 @@ describe('verify a running node', () => {
     const id = Buffer.alloc(32, 3);
     const want = createHash('sha256').update(Buffer.concat([Buffer.alloc(32), createHash('sha256').update(id).digest()])).digest();
     assert.deepEqual(clusterIdPcr(id), want);
+  });
+
+  it('clusterIdPcr / clusterIdRtmr match the worked example of docs/protocol/key-hierarchy.md', () => {
+    const id = Buffer.from('fdb2f1753774fc73773199fc65f3df9c803176ccb88c9851ba73a3de276cddc8', 'hex');
+    assert.equal(clusterIdPcr(id).toString('hex'), '84f5b69861cd9abfb41bb3adbc2e60e9ef583f5a0551e7dd50583cf6a9a17b95');
+    assert.equal(clusterIdRtmr(id).toString('hex'), 'c7edab08ffef975c9859a0f0e478b05682bc50cf5e10f8242355190b016e351672b72dde0f07835bd41fa68e523e63b4');
   });
 
   for (const [name, text, ok] of [
@@ -42,7 +48,7 @@ describe('verify a running node', () => {
     assert.equal(r.accepted, false);
   });
 
-  it('an unreachable node is NODE_UNREACHABLE; --cluster-id on a variant without PCRs is CLUSTER_ID_UNSUPPORTED', async () => {
+  it('an unreachable node is NODE_UNREACHABLE; --cluster-id on a variant without a mark register (dummy) is CLUSTER_ID_UNSUPPORTED', async () => {
     await assert.rejects(verifyRunningNode({ getAttestation: async () => Promise.reject(new Error('14 UNAVAILABLE: connect ECONNREFUSED')) }, new DummyValidator(), { endpoint: 'n:1', timeoutMs: 1000 }), { code: 'NODE_UNREACHABLE' });
     await assert.rejects(verifyRunningNode(issuing(VERIFY_USER_DATA), new DummyValidator(), { endpoint: 'n:1', timeoutMs: 1000, clusterId: Buffer.alloc(32) }), { code: 'CLUSTER_ID_UNSUPPORTED' });
   });

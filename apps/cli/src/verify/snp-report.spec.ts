@@ -43,7 +43,7 @@ describe('asterism verify --endpoint table for an SNP node', () => {
   it('shows the SNP report and the failing check under the refusal', () => {
     const error = new AttestationError('ID_KEY_UNTRUSTED', 'report ID key not trusted', { details: { field: 'idKeyDigest' } });
     const text = renderRunningNode(
-      { endpoint: '10.0.0.5:30081', document: snpDocument(), pcrs: undefined, attestation: { ok: false, error }, clusterId: undefined, accepted: false },
+      { endpoint: '10.0.0.5:30081', document: snpDocument(), pcrs: undefined, tdMeasurements: undefined, attestation: { ok: false, error }, clusterId: undefined, accepted: false },
       defaultAttestationConfig('azure-sev-snp'),
       'table',
     );
