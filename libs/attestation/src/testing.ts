@@ -3,3 +3,5 @@ export { tdxVector, VECTOR_OFFSETS, VECTOR_TIME, vectorCollateral } from './tdx/
 export { errorCode } from './tdx/vectors.fixture.js';
 /** A stand-in Intel PKI (openssl) for TDX tests that need a quote over chosen report data accepted end to end. */
 export { makeSyntheticPki, resignedCollateral, resignedQuote, type SyntheticPki } from './tdx/synthetic-pki.fixture.js';
+/** GCE platform events (PCR 0 and the event log) for gcp-sev-es tests on a TPM. */
+export { gceEventLog, measureGceEvents } from './gcp/platform-events.fixture.js';

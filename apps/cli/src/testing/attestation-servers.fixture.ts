@@ -21,18 +21,20 @@ async function bind(server: grpc.Server, credentials: grpc.ServerCredentials): P
   return { endpoint: `127.0.0.1:${port}`, stop: () => new Promise((resolve) => server.tryShutdown(() => resolve())) };
 }
 
-/** verify.API/GetAttestation answering with `issuer`'s document over "VerifyService" and the caller's nonce. */
-export function startVerifyServer(issuer: Issuer): Promise<LoopbackGrpc> {
+/** verify.API/GetAttestation answering with `issuer`'s document over "VerifyService" and the caller's nonce; counts the calls. */
+export async function startVerifyServer(issuer: Issuer): Promise<LoopbackGrpc & { calls: () => number }> {
   const server = new grpc.Server();
+  let calls = 0;
   server.addService(verify.APIService, {
     getAttestation: (call: grpc.ServerUnaryCall<verify.GetAttestationRequest, verify.GetAttestationResponse>, done: grpc.sendUnaryData<verify.GetAttestationResponse>) => {
+      calls++;
       issuer.issue(VERIFY_USER_DATA, call.request.nonce).then(
         (attestation) => done(null, { attestation: Buffer.from(attestation) }),
         (err: unknown) => done({ code: grpc.status.INTERNAL, details: (err as Error).message }),
       );
     },
   });
-  return bind(server, grpc.ServerCredentials.createInsecure());
+  return { ...(await bind(server, grpc.ServerCredentials.createInsecure())), calls: () => calls };
 }
 
 /** recoverproto.API/Recover over aTLS attested by `issuer`; accepts every request and counts them. */

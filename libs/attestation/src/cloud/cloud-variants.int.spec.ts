@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createHash, generateKeyPairSync, type X509Certificate } from 'node:crypto';
+import { generateKeyPairSync, type X509Certificate } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { missingComponent } from '@asterism/testing';
-import { akTemplateRsa, decodePublic, encodePublic, publicKeyObject, TPM_ALG, type TpmClient } from '@asterism/tpm';
+import { akTemplateRsa, decodePublic, encodePublic, publicKeyObject } from '@asterism/tpm';
 import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT, tpm2ToolsAvailable, type Swtpm } from '@asterism/tpm/testing';
 import { AwsNitroTpmIssuer, AwsNitroTpmValidator, type ImageTpmSupportLookup } from '../aws/nitro-tpm.js';
 import { ImdsIdentitySource } from '../aws/identity-document.js';
@@ -25,7 +25,8 @@ import { makeAkCert, makeCa, makeRoot, type Issued } from '../azure/ak-pki.fixtu
 import { AZURE_AK_CERT_NV_INDEX, AzureTrustedLaunchIssuer, AzureTrustedLaunchValidator, decodeTrustedLaunchInstanceInfo, encodeTrustedLaunchInstanceInfo } from '../azure/trustedlaunch.js';
 import { AttestationError } from '../errors.js';
 import { ComputeShieldedIdentitySource, GceMetadataInstanceSource, metadataAccessToken } from '../gcp/gce-identity.js';
-import { EV_NONHOST_INFO, EV_S_CRTM_VERSION, GCE_TECHNOLOGY } from '../gcp/platform-state.js';
+import { gceEventLog, measureGceEvents } from '../gcp/platform-events.fixture.js';
+import { GCE_TECHNOLOGY } from '../gcp/platform-state.js';
 import { GCE_AK_CERT_NV_INDEX_RSA, GCE_AK_TEMPLATE_NV_INDEX_RSA, GcpSevEsIssuer, GcpSevEsValidator } from '../gcp/sev-es.js';
 import type { Validator } from '../interfaces.js';
 import { AZURE_AK_HANDLE } from '../snp/hcl.js';
@@ -98,29 +99,6 @@ function startCloud(): Promise<Cloud> {
   );
 }
 
-/** A crypto-agile event log (SHA-1 + SHA-256) with the GCE platform events in PCR 0, and the digests to extend. */
-function gceEventLog(technology: number, firmware = 'GCE Virtual Firmware v2'): { log: Buffer; events: Buffer[] } {
-  const u32 = (n: number) => Buffer.from(Uint32Array.of(n).buffer);
-  const header = Buffer.from(
-    '000000000300000000000000000000000000000000000000000000002500000053706563204944204576656e74303300000000000002000202000000040014000b00200000',
-    'hex',
-  );
-  const crtm = Buffer.from(`${firmware}\0`, 'utf16le');
-  const nonHost = Buffer.concat([Buffer.from('GCE NonHostInfo\0', 'latin1'), Buffer.from([technology]), Buffer.alloc(15)]);
-  const event = (type: number, data: Buffer) =>
-    Buffer.concat([u32(0), u32(type), u32(2), Buffer.from([0x04, 0x00]), createHash('sha1').update(data).digest(), Buffer.from([0x0b, 0x00]), createHash('sha256').update(data).digest(), u32(data.length), data]);
-  return { log: Buffer.concat([header, event(EV_S_CRTM_VERSION, crtm), event(EV_NONHOST_INFO, nonHost)]), events: [crtm, nonHost] };
-}
-
-async function measure(c: TpmClient, events: Buffer[]): Promise<void> {
-  for (const data of events) {
-    await c.pcrExtend(0, [
-      { hashAlg: TPM_ALG.SHA1, digest: createHash('sha1').update(data).digest() },
-      { hashAlg: TPM_ALG.SHA256, digest: createHash('sha256').update(data).digest() },
-    ]);
-  }
-}
-
 const refused = (code: string) => (e: unknown) => {
   assert.ok(e instanceof AttestationError, `expected AttestationError, got ${String(e)}`);
   assert.equal(e.code, code, e.message);
@@ -165,7 +143,7 @@ describe('cloud vTPM variants on swtpm', { skip }, () => {
     await nvWrite(GCE_AK_CERT_NV_INDEX_RSA, ca.der);
     // GCE: the platform events in PCR 0 (firmware v2, AMD SEV).
     const { events } = gceEventLog(GCE_TECHNOLOGY.AMD_SEV);
-    await measure(await tpm.client(), events);
+    await measureGceEvents(await tpm.client(), events);
   });
   after(async () => {
     await tpm?.stop();
@@ -290,7 +268,7 @@ describe('cloud vTPM variants on swtpm', { skip }, () => {
     it('refuses: measured technology AMD_SEV_ES (PLATFORM_CHECK_FAILED), after a reboot re-measured PCR 0', async () => {
       await tpm.reboot();
       const sevEs = gceEventLog(GCE_TECHNOLOGY.AMD_SEV_ES);
-      await measure(await tpm.client(), sevEs.events);
+      await measureGceEvents(await tpm.client(), sevEs.events);
       await assert.rejects(validator().validate(await issue(sevEs.log), NONCE), refused('PLATFORM_CHECK_FAILED'));
     });
   });
