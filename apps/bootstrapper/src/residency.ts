@@ -6,7 +6,10 @@ export interface ResidencyFacts {
   result: RunResult;
   /** The local backend's init node runs the control plane, keyservice and joinservice as children. */
   supervisesControlPlane: boolean;
-  /** Local backend: the verification service port (0 = off); it stands in for the chart's per-node pod. */
+  /**
+   * The verification service's gRPC port (0 = off), on either backend: local nodes serve it by
+   * default, kubeadm nodes only with `--verify-grpc-port` (docs/adr/0028).
+   */
   verificationPort: number;
 }
 
@@ -18,7 +21,8 @@ export type ResidencyReason = 'control-plane services' | 'verification service';
  * where it supervises local services: on the local backend the init node's control plane and
  * services are its children, and every node serves the verification service unless that is off.
  * On the kubeadm backend the init system (systemd, or tools/local-cluster's node.sh) runs the
- * kubelet and the cluster runs the services as pods, so the process always ends.
+ * kubelet and the cluster runs the services as pods, so the process ends unless
+ * `--verify-grpc-port` makes it serve the verification service (docs/adr/0028).
  */
 export function residencyReason(f: ResidencyFacts): ResidencyReason | undefined {
   if (f.result === 'stopped' || f.result === 'failed') return undefined;

@@ -3,6 +3,13 @@
  * service, and a full control-plane outage recovered with `asterism recover`
  * (docs/protocol/recovery.md, docs/protocol/verification.md). Real swtpm vTPMs, LUKS2 state disk
  * images, bootstrapper and CLI processes.
+ *
+ * What this backend proves of recovery is the unlock: every node waits, a wrong master secret
+ * changes nothing, `recover` opens each disk with its unchanged key and PCR 15 is re-marked with
+ * the same cluster ID. The worker is unlocked by `recover` too, and the local backend does not
+ * restart its control plane afterwards, so the cluster being usable again (kubectl) and the
+ * worker rejoining through the joinservice on its own are proved on real nodes by
+ * tools/local-cluster/src/real/recovery-real.int.spec.ts.
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -111,7 +118,7 @@ describe('local cluster: verify running nodes, recover a full control-plane outa
     assert.match(r.stdout, /is refused/);
   });
 
-  it('full control-plane outage: nodes wait for recovery; a wrong master secret is refused and writes nothing; recover unlocks every node with its unchanged disk key', async () => {
+  it('full control-plane outage (unlock and PCR 15 only; kubectl and the worker\'s rejoin: real-node spec): nodes wait for recovery; a wrong master secret is refused and writes nothing; recover unlocks every node with its unchanged disk key', async () => {
     const before = { cp: await readNodeStatus(layout, 'control-plane-0'), worker: await readNodeStatus(layout, 'worker-0') };
     const keys = { cp: diskKey('control-plane-0'), worker: diskKey('worker-0') };
     // Every node goes down (the control plane first, so no joinservice is left for the worker).
