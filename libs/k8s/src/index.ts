@@ -30,3 +30,4 @@ export { kubeConfigFor } from './kubeconfig.js';
 export { KubeletCertificateAuthority, KubeletCertificateError, type KubeletCertificateSubject } from './kubelet-certificate.js';
 export { KeepAliveKubeConfig } from './keep-alive.js';
 export { SHARED_TOKEN_WINDOW_MS, SharedBootstrapTokens, type BootstrapTokenCreator, type SharedBootstrapTokensOptions } from './shared-bootstrap-token.js';
+export { httpsGetText, type HttpsGetOptions } from './https-get.js';
