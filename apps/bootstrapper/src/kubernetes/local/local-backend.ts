@@ -146,6 +146,6 @@ export class LocalClusterJoiner implements ClusterJoiner {
     if (me.username !== `system:bootstrap:${id}`) throw new Error(`bootstrap token authenticated as "${me.username}", want system:bootstrap:${id}`);
     const nodeName = k8sCompliantHostname(req.nodeName);
     await registerNode(kubeConfigFor(discovered.server, discovered.caPem, { certPem: req.kubeletCertPem.toString('utf8'), keyPem: req.kubeletKeyPem }), { name: nodeName, ip: req.nodeIp });
-    this.logger.info('node registered', { nodeName, server: discovered.server, role: req.role });
+    this.logger.info('node registered', { nodeName, server: discovered.server, role: req.role, ...(req.joinId ? { joinId: req.joinId } : {}) });
   }
 }
