@@ -98,8 +98,11 @@ describe('aTLS servers under a one-address flood (bounded, loopback)', () => {
     for (const [i, n] of inits.entries()) assert.ok(n.value.ok, `init ${i}: ${failure(n.value)}`);
     for (const a of [...joins, ...inits]) assert.ok(a.ms < LATENCY_BOUND_MS, `a legitimate call took ${a.ms} ms: ${JSON.stringify(figures.flood)}`);
     assert.ok(stats.tcpOpenMax >= HELD, `one address had ${stats.tcpOpenMax} connections open at once, fewer than ${HELD}`);
-    // The per-address cap: however many it opens, the attacker completes at most 32 TLS handshakes per server.
-    assert.ok(stats.tlsOpenMax <= 2 * DEFAULT_ADMISSION_LIMITS.maxConnectionsPerAddress, `the attacker held ${stats.tlsOpenMax} TLS connections`);
+    // The per-address cap, from the servers' side (sampled): 32 connections of the attacker, plus the
+    // legitimate peer's channel (and one reconnect of it). The attacker's own TLS count is only
+    // reported: under load the server times out handshakes the client already saw complete, and a
+    // replacement can count before the client sees the close.
+    for (const tracked of samples.trackedMax) assert.ok(tracked <= DEFAULT_ADMISSION_LIMITS.maxConnectionsPerAddress + 2, `a server tracked ${tracked} connections`);
     for (const f of [joinFig, initFig]) assert.ok((f.refused.ADDRESS_CONNECTION_LIMIT ?? 0) > 0, `no ADDRESS_CONNECTION_LIMIT refusal: ${JSON.stringify(f)}`);
   });
 
