@@ -24,8 +24,13 @@ const HELD = 2000;
 const FLOOD_SECONDS = 8;
 const HAMMERS = 32;
 const RATE_SECONDS = 3;
-/** Generous: a loaded CI machine (2 cores, 2 test projects) must still pass; measured latencies are far lower. */
-const LATENCY_BOUND_MS = 5000;
+/**
+ * Generous, and below the calls' own 10 s deadline. At a load average of ~5 the calls took 0.02-0.7 s;
+ * the attacker keeps the listeners' accept queues full, so a legitimate SYN may be dropped and
+ * retransmitted after 1 s and 3 s: at a load average of 14 (other sessions on the shared cores)
+ * the first join took 3-4 s, once 6.6 s.
+ */
+const LATENCY_BOUND_MS = 8000;
 const port = (s: StubServer) => Number(s.address.split(':')[1]);
 
 const servers: StubServer[] = [];
