@@ -291,8 +291,7 @@ describe('helm charts (real helm 3)', { skip }, () => {
     assert.match(templateError('joinservice', joinserviceValues({ attestationVariant: 'qemu-vtmp' })), /attestationVariant: attestationVariant must be one of/);
     assert.match(templateError('joinservice', joinserviceValues({ csp: 'aws' })), /csp: csp must be one of/);
     assert.match(templateError('keyservice', keyserviceValues({ masterSecret: '' })), /masterSecret: String length must be greater than or equal to 24/);
-    // docs/protocol/init-validation.md: a 15-byte master secret (20 base64 characters) is refused, as by validateInitRequest and the keyservice.
-    assert.match(templateError('keyservice', keyserviceValues({ masterSecret: Buffer.alloc(15, 1).toString('base64') })), /masterSecret: String length must be greater than or equal to 24/);
+    assert.match(templateError('keyservice', keyserviceValues({ masterSecret: Buffer.alloc(15, 1).toString('base64') })), /masterSecret: String length must be greater than or equal to 24/, '15 bytes: refused as by validateInitRequest');
     // Schema-valid base64 of only 31 bytes: the template's decoded-length check catches it.
     assert.match(templateError('keyservice', keyserviceValues({ salt: Buffer.alloc(31, 1).toString('base64') })), /salt must be the base64 of at least 32 bytes/);
     assert.match(templateError('keyservice', keyserviceValues({ salt: 'not base64!'.padEnd(44, '!') })), /salt: Does not match pattern/);
