@@ -30,6 +30,7 @@ import {
   writeMetadataFile,
   type DetachedProcess,
 } from '@asterism/local-cluster';
+import type { ServerRefusals } from './status-file.js';
 
 const tools = ['swtpm', 'cryptsetup', 'ssh-keygen'].filter((t) => spawnSync('which', [t]).status !== 0);
 const skip = testenvUnavailable() || (tools.length ? missingComponent(tools.join(', '), 'bash tools/scripts/setup.sh') : false);
@@ -100,6 +101,14 @@ describe('bootstrapper + cli processes on one node', { skip }, () => {
     assert.match(r.stderr, /Init failed on the node: rpc error: code = PermissionDenied desc = invalid init secret/);
     assert.doesNotMatch(r.stderr, /Node logs follow:/);
     assert.doesNotMatch(r.stderr, /"msg":"bootstrapper starting"/, 'the node log is only for callers who know the init secret');
+    // The InitServer's counters reach the status file (rewritten every 10 s while they change).
+    let refusals: ServerRefusals | undefined;
+    for (let i = 0; i < 150 && !(refusals && refusals.atlsAdmitted >= 1); i++) {
+      refusals = ((await readNodeStatus(layout, node!.name)) as { refusals?: Record<string, ServerRefusals> } | undefined)?.refusals?.initServer;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.ok(refusals && refusals.atlsAdmitted >= 1, `status file refusals: ${JSON.stringify(refusals)}`);
+    assert.equal(refusals.initSecretAttemptsRefused, 0, 'one wrong secret is within the per-address budget');
   });
 
   it('two concurrent inits: exactly one cluster, the other gets FailedPrecondition; the kubeconfig works', async () => {
