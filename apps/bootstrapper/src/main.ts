@@ -30,6 +30,7 @@ import { clusterBackendFor, type ClusterBackend } from './kubernetes/backend-cho
 import { metadataFor } from './metadata-source.js';
 import { detectNodeCondition } from './node-condition.js';
 import { KubeletCsrGenerator } from './node-identity/kubelet-csr.js';
+import { clusterBindingStore, InitDiskBinder } from './node-identity/init-disk-binding.js';
 import { EmergencySshSetup, HostKeyFile } from './node-identity/ssh.js';
 import { RecoveryServer } from './recovery/recovery-server.js';
 import { raceForDiskKey } from './recovery/unlock-race.js';
@@ -211,6 +212,7 @@ async function initServerStage(node: BootNode, cleaner: Cleaner): Promise<InitSe
     initSecretHash: await node.metadata.initSecretHash(),
     ssh: new EmergencySshSetup(node.files, node.hostKey),
     cluster: node.backend.initializer,
+    diskBinding: new InitDiskBinder({ issuer: node.issuer, metadata: node.metadata, storeFor: clusterBindingStore, logger }),
     onLocked: () => cleaner.clean(),
   });
   const server = new InitServer(flow, new FileLogSource(cfg.logFile ?? '/dev/null'), logger);

@@ -12,6 +12,7 @@ export {
   type BootstrapTokenSecretOptions,
 } from './bootstrap-token.js';
 export { ConfigMapStore } from './configmaps.js';
+export { BINDING_NAMESPACE, BINDING_PREFIX, ConfigMapIdentityBindings, identityBindingName, type IdentityBinding } from './identity-bindings.js';
 export {
   CONTROL_PLANE_JOIN_DEADLINE_MS,
   JOIN_FIELD_MANAGER,
