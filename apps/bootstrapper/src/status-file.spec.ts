@@ -30,6 +30,7 @@ function initServer(): InitServer {
     ssh: { install: async () => undefined },
     host: { addresses: async () => ['192.0.2.10'], hostname: async () => 'node-0' },
     cluster: { initCluster: async () => Buffer.from('kubeconfig') },
+    diskBinding: { bind: async () => assert.fail('a wrong secret must not bind the disk') },
     onLocked: () => undefined,
     logger: createNopLogger(),
   });
