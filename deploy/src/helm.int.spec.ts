@@ -279,11 +279,19 @@ describe('helm charts (real helm 3)', { skip }, () => {
     assert.match(templateError('asterism-services', umbrellaValues({ global: { keyServicPort: 1 } })), /global: Additional property keyServicPort is not allowed/);
   });
 
+  it('the minimum master secret (16 bytes) and salt (32 bytes) that validateInitRequest and the keyservice accept render', () => {
+    const values = keyserviceValues({ masterSecret: Buffer.alloc(16, 1).toString('base64'), salt: Buffer.alloc(32, 2).toString('base64') });
+    const secret = find(renderChart('keyservice', values), 'Secret', 'constellation-mastersecret') as unknown as { data: Record<string, string> };
+    assert.equal(Buffer.from(secret.data.mastersecret!, 'base64').length, 16);
+    assert.equal(Buffer.from(secret.data.salt!, 'base64').length, 32);
+  });
+
   it('invalid values fail: missing image/variant, unknown variant, short keys, wrong namespace', () => {
     assert.match(templateError('joinservice', { attestationVariant: 'qemu-vtpm' }), /image\.repository: String length must be greater than or equal to 1/);
     assert.match(templateError('joinservice', joinserviceValues({ attestationVariant: 'qemu-vtmp' })), /attestationVariant: attestationVariant must be one of/);
     assert.match(templateError('joinservice', joinserviceValues({ csp: 'aws' })), /csp: csp must be one of/);
     assert.match(templateError('keyservice', keyserviceValues({ masterSecret: '' })), /masterSecret: String length must be greater than or equal to 24/);
+    assert.match(templateError('keyservice', keyserviceValues({ masterSecret: Buffer.alloc(15, 1).toString('base64') })), /masterSecret: String length must be greater than or equal to 24/, '15 bytes: refused as by validateInitRequest');
     // Schema-valid base64 of only 31 bytes: the template's decoded-length check catches it.
     assert.match(templateError('keyservice', keyserviceValues({ salt: Buffer.alloc(31, 1).toString('base64') })), /salt must be the base64 of at least 32 bytes/);
     assert.match(templateError('keyservice', keyserviceValues({ salt: 'not base64!'.padEnd(44, '!') })), /salt: Does not match pattern/);

@@ -126,12 +126,13 @@ const joinservice = obj(
   { $schema: 'http://json-schema.org/draft-07/schema#', title: 'Asterism joinservice chart values', required: ['image', 'attestationVariant', 'csp'] },
 );
 
-const b64min32 = (d: string): Schema => str(d, { pattern: '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$' });
+/** A base64 string; the minimum lengths apply when createSecret (see the `then` below). */
+const base64Str = (d: string): Schema => str(d, { pattern: '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$' });
 const keyservice = obj(
   {
     ...podCommon,
-    masterSecret: b64min32('Master secret, base64 (>= 16 bytes); required when createSecret.'),
-    salt: b64min32('Salt, base64 (>= 32 bytes); required when createSecret.'),
+    masterSecret: base64Str('Master secret, base64 (>= 16 bytes); required when createSecret.'),
+    salt: base64Str('Salt, base64 (>= 32 bytes); required when createSecret.'),
     createSecret: bool('Create the immutable Secret from masterSecret/salt (else it must exist).'),
     masterSecretName: str('Secret with the master secret and salt.', { minLength: 1 }),
     masterSecretKeyName: str('Key of the master secret in the Secret.', { minLength: 1 }),
@@ -149,6 +150,8 @@ const keyservice = obj(
     title: 'Asterism keyservice chart values',
     required: ['image'],
     if: { properties: { createSecret: { const: true } } },
+    // 24 base64 characters are at least 16 bytes, 44 at least 31: the chart's template checks the
+    // decoded lengths (16 and 32 bytes, docs/protocol/init-validation.md).
     then: { required: ['masterSecret', 'salt'], properties: { masterSecret: { minLength: 24 }, salt: { minLength: 44 } } },
   },
 );

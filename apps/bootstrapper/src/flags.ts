@@ -1,8 +1,7 @@
 import { isIP } from 'node:net';
-import { parseArgs } from 'node:util';
 import { Variant } from '@asterism/attestation';
 import { parseCloudKind } from '@asterism/metadata';
-import { FlagError, intFlag as int, normalizeGoFlags } from '@asterism/service-runtime';
+import { FlagError, intFlag as int, parseGoFlags } from '@asterism/service-runtime';
 import { STATE_DISK_PBKDF_PRESETS, type StateDiskPbkdfPreset } from './disk/state-disk.js';
 
 /** Bootstrapper configuration: the reference's `-v` and environment (docs/protocol/bootstrapper.md) plus Asterism's paths. */
@@ -154,11 +153,7 @@ const OPTIONS = {
 type FlagValues = ReturnType<typeof readValues>;
 
 function readValues(argv: string[]) {
-  try {
-    return parseArgs({ args: normalizeGoFlags(argv), strict: true, allowPositionals: false, options: OPTIONS }).values;
-  } catch (err) {
-    throw new FlagError((err as Error).message);
-  }
+  return parseGoFlags(argv, OPTIONS);
 }
 
 /** Parses argv (without node and script) and the environment; null = help requested. */

@@ -30,6 +30,7 @@ import { clusterBackendFor, type ClusterBackend } from './kubernetes/backend-cho
 import { metadataFor } from './metadata-source.js';
 import { detectNodeCondition } from './node-condition.js';
 import { KubeletCsrGenerator } from './node-identity/kubelet-csr.js';
+import { clusterBindingStore, InitDiskBinder } from './node-identity/init-disk-binding.js';
 import { EmergencySshSetup, HostKeyFile } from './node-identity/ssh.js';
 import { RecoveryServer } from './recovery/recovery-server.js';
 import { raceForDiskKey } from './recovery/unlock-race.js';
@@ -38,7 +39,7 @@ import type { Cleaner } from './clean/cleaner.js';
 import { runBootstrapper, type InitService, type NodeControl, type RunResult } from './run.js';
 import { NodeFileWriter } from './state/file-writer.js';
 import { NODE_STATE_PATH, readNodeState } from './state/node-state.js';
-import { writeStatusFile, type NodeStatus } from './status-file.js';
+import { NodeStatusFile, type StatusUpdate } from './status-file.js';
 import { nodePlatformFor, type NodePlatform } from './platform.js';
 
 /** Exit code of a "reboot" in local mode (the supervisor decides whether to start the node again). */
@@ -59,8 +60,8 @@ function loggerFor(config: BootstrapperConfig, secrets: SecretRegistry): Logger 
   return createLogger({ component: 'bootstrapper', level: levelFromVerbosity(config.verbosity), secrets, stream, defaultMeta: config.nodeName ? { node: config.nodeName } : {} });
 }
 
-/** Writes the node's status file (phase, timings, mark); failures are only logged. */
-type StatusWriter = (s: Omit<NodeStatus, 'name' | 'variant' | 'updatedAt'>) => Promise<void>;
+/** Writes the node's status file (phase, timings, mark, refusal counters); failures are only logged. */
+type StatusWriter = (s: StatusUpdate) => Promise<void>;
 
 /** Everything the boot stages share, built once from the flags. */
 interface BootNode {
@@ -68,6 +69,8 @@ interface BootNode {
   logger: Logger;
   files: NodeFileWriter;
   status: StatusWriter;
+  /** The status file itself: servers register their refusal counters with it (docs/adr/0007). */
+  statusFile: NodeStatusFile;
   /** TPM or TDX device: issuer, cluster-ID marker and mark reader (platform.ts). */
   platform: NodePlatform;
   issuer: Issuer;
@@ -115,11 +118,10 @@ async function wireNode(cfg: BootstrapperConfig): Promise<BootNode> {
   const secrets = new SecretRegistry();
   const logger = loggerFor(cfg, secrets);
   const files = new NodeFileWriter(cfg.stateRoot === '/' ? '' : cfg.stateRoot);
-  const statusPath = files.resolve('/run/asterism/status.json');
-  const status: StatusWriter = (s) =>
-    writeStatusFile(statusPath, { name: cfg.nodeName ?? '', variant: cfg.variant.name, ...s }).catch((err: unknown) => {
-      logger.warn('writing status file failed', { err });
-    });
+  const statusFile = new NodeStatusFile(files.resolve('/run/asterism/status.json'), { name: cfg.nodeName ?? '', variant: cfg.variant.name }, (err) =>
+    logger.warn('writing status file failed', { err }),
+  );
+  const status: StatusWriter = (s) => statusFile.update(s);
   await status({ phase: 'starting' });
   logger.info('bootstrapper starting', { variant: cfg.variant.name, csp: cfg.csp, backend: cfg.backend });
 
@@ -131,6 +133,7 @@ async function wireNode(cfg: BootstrapperConfig): Promise<BootNode> {
     logger,
     files,
     status,
+    statusFile,
     platform,
     issuer,
     lock: new NodeLock(platform.marker),
@@ -174,7 +177,10 @@ async function rejoinStage(node: BootNode, session: RejoinSession): Promise<bool
   if (cfg.recoveryPort === 0) return (await rejoiner.run()) !== 'stopped';
   const recovery = new RecoveryServer(node.disk, logger);
   session.recovery = recovery;
-  const port = await recovery.listen(listenAddress(cfg, cfg.recoveryPort), atlsServerCredentials({ issuer: node.issuer, logger }));
+  const credentials = atlsServerCredentials({ issuer: node.issuer, logger });
+  node.statusFile.addRefusalSource('recoveryServer', { atls: credentials });
+  node.statusFile.startRefreshing();
+  const port = await recovery.listen(listenAddress(cfg, cfg.recoveryPort), credentials);
   logger.info('recovery server waiting', { port });
   const unlocked = await raceForDiskKey({ rejoin: rejoiner, recovery, lock, measurementSalt: state.measurementSalt, logger });
   // The kubeadm node's process ends: stop serving. A local node keeps refusing later calls clearly.
@@ -206,12 +212,16 @@ async function initServerStage(node: BootNode, cleaner: Cleaner): Promise<InitSe
     initSecretHash: await node.metadata.initSecretHash(),
     ssh: new EmergencySshSetup(node.files, node.hostKey),
     cluster: node.backend.initializer,
+    diskBinding: new InitDiskBinder({ issuer: node.issuer, metadata: node.metadata, storeFor: clusterBindingStore, logger }),
     onLocked: () => cleaner.clean(),
   });
   const server = new InitServer(flow, new FileLogSource(cfg.logFile ?? '/dev/null'), logger);
+  const credentials = atlsServerCredentials({ issuer: node.issuer, logger });
+  node.statusFile.addRefusalSource('initServer', { atls: credentials, initSecretAttemptsRefused: () => server.refusedAttempts });
+  node.statusFile.startRefreshing();
   await node.status({ phase: 'waiting' });
   return {
-    serve: () => server.serve(listenAddress(cfg, cfg.initPort), atlsServerCredentials({ issuer: node.issuer, logger })),
+    serve: () => server.serve(listenAddress(cfg, cfg.initPort), credentials),
     stop: () => server.stop(),
     get outcome() {
       return server.outcome;

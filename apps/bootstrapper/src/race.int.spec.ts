@@ -70,6 +70,7 @@ describe('InitServer vs JoinClient race on a real TPM lock', { skip }, () => {
         ssh: { install: async () => undefined },
         host: { addresses: async () => [], hostname: async () => 'node-0' },
         cluster: { initCluster: async () => Buffer.from('kubeconfig') },
+        diskBinding: { bind: async () => 'created' },
         onLocked: () => cleaner.clean(),
         logger,
       });

@@ -1,6 +1,5 @@
-import { parseArgs } from 'node:util';
 import { Variant, type CloudProvider, type UpcomingTcbMinimum } from '@asterism/attestation';
-import { FlagError, intFlag as int, normalizeGoFlags } from '@asterism/service-runtime';
+import { FlagError, intFlag as int, parseGoFlags } from '@asterism/service-runtime';
 
 /** Joinservice configuration: the reference's flags (docs/protocol/join-ticket.md) plus Asterism's paths and ports. */
 export interface JoinServiceConfig {
@@ -122,11 +121,7 @@ const OPTIONS = {
 type FlagValues = ReturnType<typeof readValues>;
 
 function readValues(argv: string[]) {
-  try {
-    return parseArgs({ args: normalizeGoFlags(argv), strict: true, allowPositionals: false, options: OPTIONS }).values;
-  } catch (err) {
-    throw new FlagError((err as Error).message);
-  }
+  return parseGoFlags(argv, OPTIONS);
 }
 
 /** Parses argv (without node and script); null = help requested. */

@@ -3,7 +3,8 @@
  * joinservice process, a real kube-apiserver (bindings are immutable ConfigMaps), a keyservice
  * process, two swtpm vTPMs (two attestation keys) attesting with qemu-vtpm, and a local HTTP server
  * replaying the qemu metadata API's `/peers` (names and roles by IP). Each "node" connects from its
- * own loopback address, as the local cluster's nodes do.
+ * own loopback address, as the local cluster's nodes do. A third swtpm is the init node, whose disk
+ * the bootstrapper binds at init (it never joins).
  */
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
@@ -13,16 +14,15 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { QemuVtpmIssuer } from '@asterism/attestation';
+import { attestationKeyDigest, QemuVtpmIssuer } from '@asterism/attestation';
 import { atlsChannelCredentials } from '@asterism/atls';
-import { ConfigMapStore, UPDATE_GROUP, UPDATE_VERSION } from '@asterism/k8s';
+import { BINDING_NAMESPACE, BINDING_PREFIX, ConfigMapIdentityBindings, ConfigMapStore, UPDATE_GROUP, UPDATE_VERSION } from '@asterism/k8s';
 import { testenvUnavailable } from '@asterism/k8s-testenv';
 import { buildGoPeer, haveGo, runGoClient } from '@asterism/interop';
 import { createNopLogger } from '@asterism/logger';
 import { join as joinApi } from '@asterism/proto';
 import { missingComponent } from '@asterism/testing';
 import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT, type Swtpm } from '@asterism/tpm/testing';
-import { BINDING_NAMESPACE, BINDING_PREFIX, ConfigMapIdentityBindings } from './identity/binding-store.js';
 import { call, joinRequest, keyserviceCalls, startHarness, type Harness } from './joinservice-harness.int.spec.js';
 import { IdentityBindingStage } from './ticket/identity-binding.js';
 import { JoinError } from './ticket/errors.js';
@@ -32,17 +32,21 @@ const skip = testenvUnavailable() || (swtpmAvailable() ? false : missingComponen
 const DISK_A = 'aaaaaaaa-0000-4000-8000-00000000000a';
 const DISK_B = 'bbbbbbbb-0000-4000-8000-00000000000b';
 const DISK_RACE = 'cccccccc-0000-4000-8000-00000000000c';
+const DISK_INIT = 'eeeeeeee-0000-4000-8000-00000000000e';
 /** What the platform says about each source IP (the qemu metadata API's /peers). */
 const PEERS = [
   { Name: 'worker-a', Role: 'Worker', VPCIP: '127.0.0.2' },
   { Name: 'worker-b', Role: 'Worker', VPCIP: '127.0.0.3' },
   { Name: 'control-plane-1', Role: 'ControlPlane', VPCIP: '127.0.0.4' },
+  { Name: 'control-plane-0', Role: 'ControlPlane', VPCIP: '127.0.0.6' },
 ];
 const ZERO_PCR4 = JSON.stringify({ measurements: { 4: { expected: '00'.repeat(32), warnOnly: false } } });
 
 describe('joinservice --identity-binding=strict: identity bound to attestation', { skip }, () => {
   let tpmA: Swtpm;
   let tpmB: Swtpm;
+  /** The init node's vTPM. */
+  let tpmInit: Swtpm;
   let metadata: Server;
   let h: Harness;
   const clients: joinApi.APIClient[] = [];
@@ -57,7 +61,7 @@ describe('joinservice --identity-binding=strict: identity bound to attestation',
   const binding = (uuid: string) => h.cp.admin.core.readNamespacedConfigMap({ namespace: BINDING_NAMESPACE, name: `${BINDING_PREFIX}${uuid}` });
 
   before(async () => {
-    [tpmA, tpmB] = await Promise.all([startSwtpm(), startSwtpm()]);
+    [tpmA, tpmB, tpmInit] = await Promise.all([startSwtpm(), startSwtpm(), startSwtpm()]);
     metadata = createServer((req, res) => {
       if (req.url === '/peers') res.writeHead(200).end(JSON.stringify(PEERS));
       else res.writeHead(404).end('No matching peer found');
@@ -73,6 +77,7 @@ describe('joinservice --identity-binding=strict: identity bound to attestation',
     metadata?.close();
     await tpmA?.stop();
     await tpmB?.stop();
+    await tpmInit?.stop();
   });
 
   it('a first join binds the disk to the node\'s AK and metadata name (immutable ConfigMap)', async () => {
@@ -132,6 +137,33 @@ describe('joinservice --identity-binding=strict: identity bound to attestation',
     }
     const unknown = await rejoin(node(tpmA, '127.0.0.2'), DISK_RACE);
     assert.equal(unknown.err?.code, grpc.status.PERMISSION_DENIED, 'a disk that never joined has nothing to rejoin');
+  });
+
+  it("the init node's disk, bound at init: another attested worker asking for it under its own name is PERMISSION_DENIED before any keyservice call; the init node rejoins", async () => {
+    // What the bootstrapper's init stage writes (InitDiskBinder), with the same library code: the AK
+    // digest of a document its own issuer produced, its metadata name, role ControlPlane.
+    const own = await tpmDocument(tpmInit);
+    const store = new ConfigMapIdentityBindings(new ConfigMapStore(h.cp.admin.core));
+    const initBinding = { diskUuid: DISK_INIT, akDigest: attestationKeyDigest(own.variant, own.document), nodeName: 'control-plane-0', role: 'ControlPlane' as const, createdAt: new Date().toISOString() };
+    assert.equal(await store.create(initBinding), 'created');
+    const bound = await binding(DISK_INIT);
+
+    const before = await keyserviceCalls(h.keyserviceMetrics);
+    const worker = node(tpmB, '127.0.0.3');
+    const j = await issue(worker, joinRequest(h.dir, 'worker-b', { diskUuid: DISK_INIT }));
+    assert.equal(j.err?.code, grpc.status.PERMISSION_DENIED, j.err?.details);
+    assert.match(j.err!.details, /bound to another node's attestation key/);
+    assert.equal(j.res, undefined, 'no disk key');
+    const r = await rejoin(worker, DISK_INIT);
+    assert.equal(r.err?.code, grpc.status.PERMISSION_DENIED, r.err?.details);
+    assert.equal(await keyserviceCalls(h.keyserviceMetrics), before, 'no GetDataKey call was made');
+    const after = await binding(DISK_INIT);
+    assert.deepEqual([after.data, after.metadata?.resourceVersion], [bound.data, bound.metadata?.resourceVersion], 'the binding is unchanged');
+
+    // The init node itself (same swtpm, so the same AK) rejoins under strict, from its own address.
+    const mine = await rejoin(node(tpmInit, '127.0.0.6'), DISK_INIT);
+    assert.equal(mine.err, null, mine.err?.details);
+    assert.equal(mine.res!.stateDiskKey.length, 32);
   });
 
   it('concurrent first joins of one disk from two nodes: exactly one wins, the other is refused before its keys', async () => {

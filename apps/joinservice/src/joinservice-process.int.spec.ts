@@ -14,13 +14,12 @@ import * as k8s from '@kubernetes/client-node';
 import { DummyIssuer } from '@asterism/attestation';
 import { atlsChannelCredentials } from '@asterism/atls';
 import { deriveClusterId, parseAuthorizedKeyLine, parseSshCertificate } from '@asterism/crypto';
-import { UPDATE_GROUP, UPDATE_VERSION } from '@asterism/k8s';
+import { BINDING_PREFIX, UPDATE_GROUP, UPDATE_VERSION } from '@asterism/k8s';
 import { setJoinId } from '@asterism/logger';
 import { testenvUnavailable } from '@asterism/k8s-testenv';
 import { buildGoPeer, haveGo, runGoClient } from '@asterism/interop';
 import { join as joinApi } from '@asterism/proto';
 import { findSecretLeaks, missingComponent, type NamedSecret } from '@asterism/testing';
-import { BINDING_PREFIX } from './identity/binding-store.js';
 import { call, DISK_UUID, joinRequest, keyserviceCalls, MASTER, MEASUREMENT_SALT, SALT, startHarness, type Harness } from './joinservice-harness.int.spec.js';
 
 const skip = testenvUnavailable();

@@ -17,7 +17,7 @@ import {
   type ValidatorDependencies,
 } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
-import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, SharedBootstrapTokens, type KubeClients } from '@asterism/k8s';
+import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapIdentityBindings, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, SharedBootstrapTokens, type KubeClients } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
 import { AwsSdkCloudApi, cloudMetadata, parseCloudKind, QemuMetadataClient, QEMU_METADATA_BASE_URL, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
@@ -28,7 +28,6 @@ import { ConfigMapCollateralStore } from './certcache/collateral-store.js';
 import { HttpKdsChainSource } from './certcache/kds-client.js';
 import { CollateralCounts, SNP_VARIANTS, snpValidatorDependencies } from './certcache/snp-collateral.js';
 import { parseFlags, USAGE, type JoinServiceConfig } from './flags.js';
-import { ConfigMapIdentityBindings } from './identity/binding-store.js';
 import { MetadataPeerDirectory } from './identity/peer-directory.js';
 import { KeyServiceClient } from './keyservice-client.js';
 import { ClusterComponents, KubeadmJoinTokens } from './kubernetes/cluster-sources.js';

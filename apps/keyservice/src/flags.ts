@@ -1,5 +1,4 @@
-import { parseArgs } from 'node:util';
-import { FlagError, intFlag as int, normalizeGoFlags } from '@asterism/service-runtime';
+import { FlagError, intFlag as int, parseGoFlags } from '@asterism/service-runtime';
 
 /** Keyservice configuration, from flags (reference flags and defaults, docs/protocol/key-hierarchy.md). */
 export interface KeyServiceConfig {
@@ -35,26 +34,16 @@ export { FlagError };
 
 /** Parses argv (without node and script); returns null when help was requested. */
 export function parseFlags(argv: string[]): KeyServiceConfig | null {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: normalizeGoFlags(argv),
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        'master-secret': { type: 'string' },
-        salt: { type: 'string' },
-        'metrics-port': { type: 'string' },
-        v: { type: 'string' },
-        workers: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    throw new FlagError((err as Error).message);
-  }
+  const values = parseGoFlags(argv, {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'master-secret': { type: 'string' },
+    salt: { type: 'string' },
+    'metrics-port': { type: 'string' },
+    v: { type: 'string' },
+    workers: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
   if (values.help) return null;
   return {
     port: int('port', values.port, 9000, 0, 65535),

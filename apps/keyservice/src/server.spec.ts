@@ -69,6 +69,19 @@ describe('KeyServiceServer.getDataKey (TestGetDataKey)', () => {
     assert.deepEqual(lines.map((l) => [l.msg, l.joinId]), [['deriving data key failed', 'join-7']]);
   });
 
+  it('at the default level logs a derivation for a join (join id sent) at info and an anonymous one not at all; never the key', async () => {
+    const stream = new PassThrough();
+    const chunks: string[] = [];
+    stream.on('data', (d: Buffer) => chunks.push(d.toString()));
+    const server = new KeyServiceServer(new StubDeriver(Buffer.from('5ec2e7', 'hex')), createLogger({ component: 'test', stream }));
+    await invoke(server, { dataKeyId: 'disk-1', length: 32 }, setJoinId(new grpc.Metadata(), 'join-8'));
+    await invoke(server, { dataKeyId: 'disk-2', length: 32 });
+    await new Promise((r) => setImmediate(r));
+    const lines = chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(lines.map((l) => [l.level, l.msg, l.joinId, l.dataKeyId]), [['info', 'derived data key', 'join-8', 'disk-1']]);
+    assert.ok(!chunks.join('').includes('5ec2e7') && !chunks.join('').includes(Buffer.from('5ec2e7', 'hex').toString('base64')));
+  });
+
   it('accepts any UTF-8 id and keeps its case', async () => {
     const deriver = new StubDeriver(Buffer.alloc(4));
     await invoke(new KeyServiceServer(deriver, createNopLogger()), { dataKeyId: 'Ünïcode-ID', length: 4 });

@@ -51,10 +51,7 @@ export class KeyServiceServer {
         try {
           validateRequest(call.request);
           const dataKey = this.deriver.getDek(dataKeyInfo(call.request.dataKeyId), call.request.length);
-          // Guarded: building a log entry costs more than the derivation, even when it is dropped.
-          if (this.logger.isDebugEnabled()) {
-            this.logger.debug('derived data key', { joinId: readJoinId(call.metadata), dataKeyId: call.request.dataKeyId, length: call.request.length });
-          }
+          this.logDerived(call);
           callback(null, { dataKey });
         } catch (err) {
           const joinId = readJoinId(call.metadata);
@@ -64,5 +61,18 @@ export class KeyServiceServer {
         }
       },
     };
+  }
+
+  /**
+   * A derivation for a join (the caller sent its join id: a handful per attested join) is logged
+   * at info, so a join can be followed into the keyservice at the default level; anonymous calls
+   * (load, other clients) only at debug, guarded: a log entry costs more than the derivation
+   * (docs/adr/0021).
+   */
+  private logDerived(call: { metadata: grpc.Metadata; request: kms.GetDataKeyRequest }): void {
+    const joinId = readJoinId(call.metadata);
+    const fields = { dataKeyId: call.request.dataKeyId, length: call.request.length };
+    if (joinId) this.logger.info('derived data key', { joinId, ...fields });
+    else if (this.logger.isDebugEnabled()) this.logger.debug('derived data key', fields);
   }
 }

@@ -29,6 +29,7 @@ describe('AddressAdmission', () => {
     assert.deepEqual(fill(a, '10.0.0.1', 5), [undefined, undefined, undefined, undefined, 'ADDRESS_CONNECTION_LIMIT']);
     assert.equal(a.admit('10.0.0.2'), undefined);
     assert.deepEqual(a.refusals, { ADDRESS_CONNECTION_LIMIT: 1 });
+    assert.equal(a.admitted, 5, 'every attempt is either admitted or refused with a reason');
   });
 
   it('keeps the last slots for addresses that hold nothing yet', () => {

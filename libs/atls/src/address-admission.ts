@@ -55,6 +55,7 @@ export class AddressAdmission {
   readonly #addresses = new Map<string, AddressState>();
   readonly #rate: PeerRateLimiter;
   readonly #refusals = new Map<AtlsRefusalReason, number>();
+  #admitted = 0;
   #open = 0;
   #pending = 0;
 
@@ -66,6 +67,11 @@ export class AddressAdmission {
   /** Connections admitted and not yet closed. */
   get open(): number {
     return this.#open;
+  }
+
+  /** Connections admitted so far (each one a TLS handshake the server went on with). */
+  get admitted(): number {
+    return this.#admitted;
   }
 
   /** Refusals so far, by reason. */
@@ -102,6 +108,7 @@ export class AddressAdmission {
     }
     a.open++;
     a.pending++;
+    this.#admitted++;
     this.#open++;
     this.#pending++;
     this.#addresses.set(address, a);

@@ -77,6 +77,7 @@ const cases: [string, Fault, AtlsChannelOptions, AtlsErrorCode[], string][] = [
   ['reset while the client verifies the server', { phase: 'after-handshake', action: 'reset', delayMs: 5 }, inVerification, ['CONNECTION_LOST'], 'server-verification'],
   ['certificate_required alert while the client verifies', { phase: 'after-handshake', action: 'alert' }, inVerification, ['TLS_ALERT'], 'server-verification'],
   ['reset while the client issues its evidence', { phase: 'after-handshake', action: 'reset', delayMs: 10 }, inEvidence, ['CONNECTION_LOST'], 'client-evidence'],
+  ['close while the client issues its evidence', { phase: 'after-handshake', action: 'close', delayMs: 10 }, inEvidence, ['CONNECTION_LOST'], 'client-evidence'],
   ['certificate_required alert while the client issues evidence', { phase: 'after-handshake', action: 'alert' }, { ...inEvidence, validators: [] }, ['TLS_ALERT'], 'client-evidence'],
   ['validator never answers', { phase: 'after-handshake', action: 'stall' }, { ...shortChecks, validators: [slowValidator(10_000)] }, ['VALIDATION_TIMEOUT'], 'server-verification'],
   ['issuer never answers', { phase: 'after-handshake', action: 'stall' }, { ...shortChecks, issuer: slowIssuer('forever') }, ['ISSUER_TIMEOUT'], 'client-evidence'],

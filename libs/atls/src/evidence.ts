@@ -16,11 +16,19 @@ export const ATLS_EXPORTER_LABEL = 'EXPORTER-asterism-atls-client-attestation';
 export const ATLS_EXPORTER_LENGTH = 32;
 /**
  * Largest client evidence (DER bytes) a Node client sends and an aTLS server accepts. A vTPM
- * document from swtpm without an event log is ~3 KiB; the firmware event log comes on top and can
- * reach tens of KiB (Secure Boot databases, many boot entries). It travels base64-encoded in
- * headers, so the servers' HTTP/2 header list limit is raised to {@link ATLS_MAX_HEADER_LIST_BYTES}
- * to let it through and refuse larger evidence with a reason instead of a bare REFUSED_STREAM.
- * 128 KiB is what Node's HTTP/2 carried reliably in our tests (160 KiB already reset the stream).
+ * document from swtpm without an event log is ~9 KiB (quotes of four PCR banks, AK, user data);
+ * the firmware event log comes on top, base64-encoded, so at 4/3 of its size. Real logs measured
+ * (sources in docs/adr/0007-unauthenticated-abuse-limits.md):
+ * - 43,324 B: Windows on a Google Compute Engine Shielded VM (SHA-1 format, boot manager events included);
+ * - 18,995 B: an el9 Linux VM with UEFI Secure Boot, shim and GRUB (crypto-agile, SHA-256);
+ * - 13,778 B: a Lenovo ThinkPad with TPM 1.2 booting Debian's shim and GRUB.
+ * The largest makes a 66,810 B document (evidence-size.int.spec.ts), half the limit; a log filling
+ * EDK2's default 64 KiB log area makes 96,426 B. Firmware that reserves 128 KiB for the log (the
+ * Hyper-V firmware does, because Linux boots overflowed 64 KiB) could exceed the limit: the ADR
+ * says what is open. Evidence travels in headers, so the servers' HTTP/2 header list limit is raised to
+ * {@link ATLS_MAX_HEADER_LIST_BYTES} and larger evidence is refused with a reason instead of a bare
+ * REFUSED_STREAM. 128 KiB is what Node's HTTP/2 carried reliably in our tests (160 KiB already
+ * reset the stream).
  */
 export const ATLS_MAX_EVIDENCE_BYTES = 128 * 1024;
 /** HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE of aTLS servers: base64 evidence plus headroom. */

@@ -121,6 +121,11 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
     return this.#admission.refusals;
   }
 
+  /** Connections admitted past the pre-attestation limits so far (with {@link refusals}: every handshake attempt counted). */
+  get admitted(): number {
+    return this.#admission.admitted;
+  }
+
   /** Number of tracked connections (for tests and metrics). */
   get connectionCount(): number {
     return this.#connections.size;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import * as net from 'node:net';
 import { after, describe, it } from 'node:test';
 import * as tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
@@ -80,6 +81,36 @@ describe('server connection state and limits', () => {
     await once(sock, 'close');
     await until(() => creds.connectionCount === 0);
   });
+
+  // A TCP connection that never completes a ClientHello reaches no admission check (grpc-js owns
+  // the listener; the SNI callback is the first hook). Node's HTTP/2 server bounds it with the
+  // handshake timeout, counted from accept and not reset by incoming bytes (docs/adr/0007).
+  for (const [name, drip] of [
+    ['a TCP connection that never sends a ClientHello', false],
+    ['a connection that drips its ClientHello one byte every 100 ms', true],
+  ] as const) {
+    it(`closes ${name} after the handshake timeout`, async () => {
+      const { creds, s } = await serve({ issuer: new DummyIssuer(), handshakeTimeoutMs: 400 });
+      const [host, port] = s.address.split(':');
+      const t0 = performance.now(); // before connect: the server's timer cannot start earlier
+      const raw = net.connect(Number(port), host);
+      raw.on('error', () => undefined);
+      await once(raw, 'connect');
+      const hello = Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03, ...Buffer.alloc(64, 1)]);
+      let sent = 0;
+      const timer = drip ? setInterval(() => raw.writable && raw.write(hello.subarray(sent, ++sent)), 100) : undefined;
+      try {
+        await once(raw, 'close');
+      } finally {
+        clearInterval(timer);
+      }
+      const ms = performance.now() - t0;
+      assert.ok(ms >= 390 && ms < 3000, `closed after ${Math.round(ms)} ms`);
+      if (drip) assert.ok(sent >= 3, 'bytes kept arriving while the deadline ran');
+      assert.equal(creds.connectionCount, 0, 'never admitted: no state, no certificate');
+      assert.equal(creds.admitted, 0);
+    });
+  }
 
   it('uses a fresh nonce for every TCP connection, reconnects included', async () => {
     const issuer = new TamperingIssuer('honest');

@@ -17,6 +17,7 @@ export type AttestationErrorCode =
   | 'PCR_DIGEST_MISMATCH'
   | 'AK_UNTRUSTED'
   | 'AK_MISMATCH'
+  | 'AK_MISSING'
   | 'EVENT_LOG_INVALID'
   | 'EVENT_LOG_MISMATCH'
   | 'CERT_CHAIN_INVALID'

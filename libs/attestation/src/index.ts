@@ -10,6 +10,7 @@ export { DummyIssuer, DummyValidator } from './dummy.js';
 export { goField, parseGoJsonObject } from './go-json.js';
 export * from './measurements/index.js';
 export * from './config/index.js';
+export { attestationKeyDigest } from './ak-digest.js';
 export { decodeDocument, encodeDocument, findSha256QuoteIndex, type PcrBank, type TpmAttestation, type TpmQuote, type VtpmAttestationDocument } from './vtpm/document.js';
 export { registerValidator, validatorFor, validatorFromConfigJson, validatorVariants, type ValidatorConstructor, type ValidatorDependencies } from './choose.js';
 export { VtpmIssuer, type LoadedAttestationKey, type TpmOpener, type VtpmIssuerOptions } from './vtpm/issuer.js';

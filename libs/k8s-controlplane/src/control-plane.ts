@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { request } from 'node:https';
 import { join } from 'node:path';
+import { httpsGetText } from '@asterism/k8s';
 import { buildKubeconfig } from './kubeconfig.js';
 import { createControlPlanePki, type ControlPlanePki } from './pki.js';
 import { freePort, ManagedProcess, waitFor } from './processes.js';
@@ -48,22 +48,7 @@ export interface RunningControlPlane {
 
 /** GET `path` on the API server with the admin client certificate; resolves the status code. */
 export function adminGet(cp: { server: string; pki: ControlPlanePki }, path: string): Promise<{ status: number; body: string }> {
-  const url = new URL(path, cp.server);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method: 'GET', ca: cp.pki.ca.certPem, cert: cp.pki.admin.certPem, key: cp.pki.admin.keyPem, timeout: 5000 },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end();
-  });
+  return httpsGetText(new URL(path, cp.server), { ca: cp.pki.ca.certPem, cert: cp.pki.admin.certPem, key: cp.pki.admin.keyPem, timeoutMs: 5000 });
 }
 
 function tail(path: string, lines = 15): string {

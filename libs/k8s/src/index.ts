@@ -12,6 +12,7 @@ export {
   type BootstrapTokenSecretOptions,
 } from './bootstrap-token.js';
 export { ConfigMapStore } from './configmaps.js';
+export { BINDING_NAMESPACE, BINDING_PREFIX, ConfigMapIdentityBindings, identityBindingName, type IdentityBinding } from './identity-bindings.js';
 export {
   CONTROL_PLANE_JOIN_DEADLINE_MS,
   JOIN_FIELD_MANAGER,
@@ -30,3 +31,4 @@ export { kubeConfigFor } from './kubeconfig.js';
 export { KubeletCertificateAuthority, KubeletCertificateError, type KubeletCertificateSubject } from './kubelet-certificate.js';
 export { KeepAliveKubeConfig } from './keep-alive.js';
 export { SHARED_TOKEN_WINDOW_MS, SharedBootstrapTokens, type BootstrapTokenCreator, type SharedBootstrapTokensOptions } from './shared-bootstrap-token.js';
+export { httpsGetText, type HttpsGetOptions } from './https-get.js';

@@ -1,3 +1,6 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { FlagError } from './cli-flags.js';
+
 /**
  * Makes Go-style command lines digestible for node:util parseArgs: Go's flag package accepts
  * `-name=value`, `-name value` and negative numbers as values (`-v -1`), which parseArgs would
@@ -22,4 +25,16 @@ export function normalizeGoFlags(argv: string[]): string[] {
     out.push(arg);
   }
   return out;
+}
+
+/**
+ * Parses a Go-style command line (see {@link normalizeGoFlags}) against `options` with
+ * node:util parseArgs (strict, no positionals); any problem is a FlagError with parseArgs' message.
+ */
+export function parseGoFlags<const O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) {
+  try {
+    return parseArgs({ args: normalizeGoFlags(argv), strict: true, allowPositionals: false, options }).values;
+  } catch (err) {
+    throw new FlagError((err as Error).message);
+  }
 }

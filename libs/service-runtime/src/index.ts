@@ -3,6 +3,6 @@ export { GrpcServer, type GrpcServerOptions } from './grpc-server.js';
 export { MetricsEndpoint, ServiceMetrics } from './metrics.js';
 export { goStatusText, toStatus, type RpcStatus, type StatusTable, type ToStatusOptions } from './rpc-status.js';
 export { handleShutdownSignals } from './signals.js';
-export { normalizeGoFlags } from './go-flags.js';
+export { normalizeGoFlags, parseGoFlags } from './go-flags.js';
 export { FlagError, intFlag, parseFlagsOrExit } from './cli-flags.js';
 export { PeerRateLimiter, peerHost } from './peer-rate-limiter.js';

@@ -3,12 +3,14 @@ import { AsterismError } from '@asterism/errors';
 /**
  * Why an init did not succeed. The InitServer (the gRPC boundary) maps the codes to statuses:
  * INIT_SECRET_INVALID -> PermissionDenied, INVALID_REQUEST -> InvalidArgument,
- * ALREADY_ACTIVATING -> FailedPrecondition, LOCK_FAILED and STEP_FAILED -> Internal.
+ * ALREADY_ACTIVATING -> FailedPrecondition, LOCK_FAILED, STEP_FAILED and DISK_BOUND_TO_OTHER_IDENTITY
+ * (the new cluster already binds this node's disk to another attestation key or name,
+ * docs/adr/0008) -> Internal.
  */
-export type InitFailureCode = 'INIT_SECRET_INVALID' | 'INVALID_REQUEST' | 'ALREADY_ACTIVATING' | 'LOCK_FAILED' | 'STEP_FAILED';
+export type InitFailureCode = 'INIT_SECRET_INVALID' | 'INVALID_REQUEST' | 'ALREADY_ACTIVATING' | 'LOCK_FAILED' | 'STEP_FAILED' | 'DISK_BOUND_TO_OTHER_IDENTITY';
 
 /** Codes raised once the node may be locked: such a node cannot be initialised again without a reset. */
-const AFTER_LOCK: ReadonlySet<InitFailureCode> = new Set<InitFailureCode>(['LOCK_FAILED', 'STEP_FAILED']);
+const AFTER_LOCK: ReadonlySet<InitFailureCode> = new Set<InitFailureCode>(['LOCK_FAILED', 'STEP_FAILED', 'DISK_BOUND_TO_OTHER_IDENTITY']);
 
 /** A failed init with its reason code; the message is what the client sees (no secrets). */
 export class InitFailure extends AsterismError<InitFailureCode> {

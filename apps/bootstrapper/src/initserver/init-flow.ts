@@ -1,4 +1,5 @@
 import bcrypt from 'bcryptjs';
+import { isAsterismError } from '@asterism/errors';
 import { ClusterKms, dataKeyInfo, deriveClusterId, MEASUREMENT_SECRET_KEY_ID, SSH_CA_KEY_SUFFIX, stateDiskKeyId, STATE_DISK_KEY_LENGTH } from '@asterism/crypto';
 import type { Logger } from '@asterism/logger';
 import type { NodeLock } from '@asterism/nodelock';
@@ -10,7 +11,7 @@ import { InitFailure } from './init-failure.js';
 import { timedStage } from '../stage-timer.js';
 import { validateInitRequest, type ValidInitRequest } from './init-request.js';
 import type { HostInfo, LogSource } from '../host/ports.js';
-import type { ClusterInitializer, SshSetup } from './ports.js';
+import type { ClusterInitializer, OwnDiskBinding, SshSetup } from './ports.js';
 
 export { InitFailure, type InitFailureCode } from './init-failure.js';
 
@@ -28,6 +29,8 @@ export interface InitFlowDeps {
   ssh: SshSetup;
   host: HostInfo;
   cluster: ClusterInitializer;
+  /** Binds this node's disk to its attestation key in the new cluster (docs/adr/0008). */
+  diskBinding: OwnDiskBinding;
   /** Stops the JoinClient (and, after this call, the InitServer). */
   onLocked: () => void;
   logger: Logger;
@@ -59,11 +62,22 @@ interface ClusterKeys {
 /** A stage after the lock failed: the node is locked and cannot be initialised again. */
 const stepFailed = (step: string, err: unknown) => new InitFailure('STEP_FAILED', `${step}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
 
+/** The disk binding stage failed: a disk bound to another identity keeps its own code, anything else is STEP_FAILED. */
+const bindingFailed = (step: string, err: unknown) =>
+  isAsterismError(err, 'DISK_BOUND_TO_OTHER_IDENTITY') ? new InitFailure('DISK_BOUND_TO_OTHER_IDENTITY', `${step}: ${err.message}`, { cause: err, details: { ...err.details } }) : stepFailed(step, err);
+
 /**
  * The InitServer's Init steps in the reference's order (docs/protocol/bootstrapper.md): secret
  * check, request validation (all of it, before any key derivation), cluster keys, node lock
  * (PCR 15) and stopping the JoinClient, then the timed stages: re-key the state disk, node state,
- * emergency SSH, Kubernetes. Returns the success response or throws InitFailure.
+ * emergency SSH, Kubernetes, binding the disk to this node's attestation key, the cluster services.
+ * Returns the success response or throws InitFailure.
+ *
+ * A failed binding fails init, although the node is locked by then (it resets and reboots like
+ * after any late failure): a cluster whose first control plane's disk is unbound would hand that
+ * disk's key to the first attested node asking for it, and could never let that control plane
+ * rejoin under strict identity binding (docs/adr/0008). The services start only after the binding,
+ * so no join can claim the disk first.
  */
 export class InitFlow {
   constructor(private readonly deps: InitFlowDeps) {}
@@ -73,10 +87,13 @@ export class InitFlow {
     hooks.onSecretVerified?.();
     const keys = this.deriveClusterKeys(req);
     await this.lockNode(keys.clusterId);
-    await this.stage('setting up disk', () => this.setUpDisk(keys.kms));
+    const diskUuid = await this.stage('setting up disk', () => this.setUpDisk(keys.kms));
     await this.stage('persisting node state', () => writeNodeState(this.deps.files, { role: 'ControlPlane', measurementSalt: keys.valid.measurementSalt }));
     await this.stage('setting up emergency SSH', () => this.setUpSsh(keys));
     const kubeconfig = await this.stage('initializing cluster', () => this.initCluster(req, keys.valid, signal));
+    await this.stage('binding disk to attestation key', () => this.deps.diskBinding.bind({ adminKubeconfig: kubeconfig, diskUuid }, signal), bindingFailed);
+    const { cluster } = this.deps;
+    if (cluster.startServices) await this.stage('starting cluster services', () => cluster.startServices!(signal));
     this.deps.logger.info('cluster initialized');
     return { kubeconfig, ownerId: Buffer.alloc(0), clusterId: keys.clusterId };
   }
@@ -109,14 +126,15 @@ export class InitFlow {
     this.deps.onLocked();
   }
 
-  private stage<T>(step: string, fn: () => Promise<T>): Promise<T> {
-    return timedStage(this.deps.logger, 'init step finished', step, fn, stepFailed);
+  private stage<T>(step: string, fn: () => Promise<T>, failure = stepFailed): Promise<T> {
+    return timedStage(this.deps.logger, 'init step finished', step, fn, failure);
   }
 
-  /** Re-keys the state disk with the key of its (lower-case) UUID. */
-  private async setUpDisk(kms: ClusterKms): Promise<void> {
+  /** Re-keys the state disk with the key of its (lower-case) UUID; returns the UUID. */
+  private async setUpDisk(kms: ClusterKms): Promise<string> {
     const uuid = await this.deps.disk.uuid();
     await this.deps.disk.updatePassphrase(kms.getDek(stateDiskKeyId(uuid), STATE_DISK_KEY_LENGTH));
+    return uuid;
   }
 
   /** Emergency SSH CA from its seed; principals: interface addresses, host name, API server SANs. */

@@ -13,6 +13,7 @@ import { PeerRateLimiter } from '@asterism/service-runtime';
 import type { StateDisk } from '../disk/state-disk.js';
 import { NodeFileWriter } from '../state/file-writer.js';
 import { NODE_STATE_PATH } from '../state/node-state.js';
+import { DiskBindingError } from '../node-identity/init-disk-binding.js';
 import { chunkLogs, InitFlow, initSecretMatches, type InitFlowDeps } from './init-flow.js';
 import { InitServer } from './init-server.js';
 
@@ -55,6 +56,7 @@ function setup(over: Partial<InitFlowDeps> = {}, opts: { logs?: Buffer; attempts
     ssh: { install: async (seed, principals) => void sshCalls.push({ seed, principals }) },
     host: { addresses: async () => ['192.0.2.10'], hostname: async () => 'node-0' },
     cluster: { initCluster: async (req) => Buffer.from(`kubeconfig for ${req.clusterName}`) },
+    diskBinding: { bind: async () => 'created' },
     onLocked: () => void locked++,
     logger: createNopLogger(),
     ...over,
@@ -162,7 +164,9 @@ describe('InitServer (TestInit)', () => {
   });
 
   it('a flood of wrong secrets from one address gets 5 PermissionDenied, then cheap ResourceExhausted without logs', async () => {
-    const s = setup({}, { logs: Buffer.alloc(256 * 1024, 0x61) });
+    // The default budget (5 at once, one more every 2 s) on a frozen clock: on a loaded machine the
+    // 200 calls take over 2 s, and a refilled token made it 6 PermissionDenied.
+    const s = setup({}, { logs: Buffer.alloc(256 * 1024, 0x61), attempts: new PeerRateLimiter(0.5, 5, 10_000, () => 0) });
     const port = await s.server.listen('127.0.0.1:0', grpc.ServerCredentials.createInsecure());
     const client = new init.APIClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
     let bytes = 0;
@@ -228,6 +232,12 @@ describe('InitServer (TestInit)', () => {
     ],
     ['host key missing', () => setup({ ssh: { install: () => Promise.reject(new Error('failed to read host SSH key')) } }), /setting up emergency SSH: failed to read host SSH key/],
     ['InitCluster error', () => setup({ cluster: { initCluster: () => Promise.reject(new Error('kubeadm init failed')) } }), /initializing cluster: kubeadm init failed/],
+    [
+      'a disk already bound to another identity (docs/adr/0008)',
+      () => setup({ diskBinding: { bind: () => Promise.reject(new DiskBindingError('DISK_BOUND_TO_OTHER_IDENTITY', 'disk 00000000-0000-0000-0000-000000000000 is already bound to node "worker-9" with another attestation key')) } }),
+      /binding disk to attestation key: disk 0{8}-.* is already bound to node "worker-9"/,
+    ],
+    ['the disk binding failing', () => setup({ diskBinding: { bind: () => Promise.reject(new Error('apiserver down')) } }), /binding disk to attestation key: apiserver down/],
   ];
   for (const [name, make, message] of afterLock) {
     it(`fails with Internal after the lock on ${name}`, async () => {

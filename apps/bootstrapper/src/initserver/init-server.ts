@@ -5,13 +5,14 @@ import { goStatusText, PeerRateLimiter, toStatus, type RpcStatus } from '@asteri
 import { chunkLogs, InitFailure, type InitFailureCode, type InitFlow } from './init-flow.js';
 import type { LogSource } from '../host/ports.js';
 
-/** The InitServer's answer table; LOCK_FAILED and STEP_FAILED are this node's faults (Internal). */
+/** The InitServer's answer table; LOCK_FAILED, STEP_FAILED and DISK_BOUND_TO_OTHER_IDENTITY are this node's or cluster's faults (Internal). */
 const STATUS_OF: Record<InitFailureCode, grpc.status> = {
   INIT_SECRET_INVALID: grpc.status.PERMISSION_DENIED,
   INVALID_REQUEST: grpc.status.INVALID_ARGUMENT,
   ALREADY_ACTIVATING: grpc.status.FAILED_PRECONDITION,
   LOCK_FAILED: grpc.status.INTERNAL,
   STEP_FAILED: grpc.status.INTERNAL,
+  DISK_BOUND_TO_OTHER_IDENTITY: grpc.status.INTERNAL,
 };
 
 /** How the init attempt ended, for the bootstrapper's reboot/reset decision. */

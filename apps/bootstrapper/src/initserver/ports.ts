@@ -20,6 +20,23 @@ export interface InitClusterRequest {
 /** Creates the Kubernetes control plane on this node and returns an admin kubeconfig. */
 export interface ClusterInitializer {
   initCluster(req: InitClusterRequest, signal?: AbortSignal): Promise<Buffer>;
+  /**
+   * Starts what the new cluster serves to joining nodes (the local backend's keyservice and
+   * joinservice). The init flow calls it only once this node's disk is bound, so no join can claim
+   * that disk first (docs/adr/0008-attestation-bound-node-identity.md). Backends whose services are
+   * deployed later (kubeadm: the CLI installs them with Helm) leave it out.
+   */
+  startServices?(signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * Binds this node's state disk to its own attestation key and name in the new cluster, as the
+ * joinservice binds a joining node's disk on its first join (docs/adr/0008). `adminKubeconfig` is
+ * what {@link ClusterInitializer.initCluster} returned. Resolves `created`, or `already-bound` when
+ * an equal binding exists; a binding to another identity is an error.
+ */
+export interface OwnDiskBinding {
+  bind(req: { adminKubeconfig: Buffer; diskUuid: string }, signal?: AbortSignal): Promise<'created' | 'already-bound'>;
 }
 
 /** The node's emergency-SSH setup: CA public key file and a host certificate for the host key. */

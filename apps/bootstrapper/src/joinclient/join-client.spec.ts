@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createNopLogger } from '@asterism/logger';
+import { PassThrough } from 'node:stream';
+import { createLogger, createNopLogger } from '@asterism/logger';
 import type { InstanceMetadata, MetadataProvider } from '@asterism/metadata';
 import { NodeLock } from '@asterism/nodelock';
 import type { join as joinpb } from '@asterism/proto';
@@ -211,6 +212,27 @@ describe('JoinClient (TestClient)', () => {
     s.deps.csr.create = (name, ips) => (made++, create(name, ips));
     assert.equal(await s.client.start(), 'joined');
     assert.equal(made, 1);
+  });
+
+  it('every line after the ticket carries the join id the ticket was requested with, and the backend gets it too', async () => {
+    const s = setup('Worker', { ticketFailures: 1 });
+    const stream = new PassThrough();
+    const chunks: string[] = [];
+    stream.on('data', (d: Buffer) => chunks.push(d.toString()));
+    s.deps.logger = createLogger({ component: 'test', stream });
+    const joinIds: string[] = [];
+    const issue = s.deps.dialer.issueJoinTicket.bind(s.deps.dialer);
+    s.deps.dialer.issueJoinTicket = (endpoint, req, options) => (joinIds.push(options.joinId), issue(endpoint, req, options));
+    assert.equal(await s.client.start(), 'joined');
+    await new Promise((r) => setImmediate(r));
+    const lines = chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const winner = joinIds.at(-1)!;
+    assert.equal(joinIds.length, 2, 'one failed request, one ticket: each with its own id');
+    assert.notEqual(joinIds[0], winner);
+    const after = lines.slice(lines.findIndex((l) => l.msg === 'received join ticket'));
+    assert.ok(after.some((l) => l.msg === 'join step finished') && after.some((l) => l.msg === 'joined the cluster'));
+    assert.deepEqual(after.filter((l) => l.joinId !== winner).map((l) => l.msg), []);
+    assert.equal(s.joins[0]?.joinId, winner);
   });
 
   it('refuses control-plane file names that escape the PKI folder', async () => {

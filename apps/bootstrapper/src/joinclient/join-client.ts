@@ -57,6 +57,15 @@ const joinFailed = (step: string, err: unknown) => new JoinClientError('JOIN_FAI
 /** How the JoinClient ended. */
 export type JoinOutcome = 'joined' | 'stopped' | 'lost-race';
 
+/** This node as it joins with one ticket: its metadata identity, kubelet key and the join id. */
+interface JoiningNode {
+  name: string;
+  role: Role;
+  vpcIp: string;
+  kubeletKeyPem: string;
+  joinId: string;
+}
+
 /**
  * Polls metadata and the joinservices until a ticket arrives, then takes the node lock and
  * joins (docs/protocol/bootstrapper.md). While no joinservice accepts connections a cheap TCP readiness probe with
@@ -124,7 +133,7 @@ export class JoinClient {
       const endpoints = await waitForReachable(() => this.endpoints(), d.probe, this.signal, this.options.reachable);
       if (!endpoints) return 'stopped';
       const got = await this.tryEndpoints(endpoints, diskUuid, self, material);
-      if (got) return this.startNodeAndJoin(got, material.kubeletKeyPem, self.name, self);
+      if (got) return this.startNodeAndJoin(got.ticket, { ...self, joinId: got.joinId, kubeletKeyPem: material.kubeletKeyPem });
       if (!(await sleep(this.#backoff.next(), this.signal))) return 'stopped';
     }
   }
@@ -152,7 +161,7 @@ export class JoinClient {
           { joinId, signal: AbortSignal.any([timeout, this.signal]) },
         );
         d.logger.info('received join ticket', { endpoint, joinId });
-        return ticket;
+        return { ticket, joinId };
       } catch (err) {
         if (this.signal.aborted) return undefined;
         d.logger.warn('join ticket request failed', { endpoint, joinId, err });
@@ -161,17 +170,21 @@ export class JoinClient {
     return undefined;
   }
 
-  /** With a ticket: check it, take the lock, write the node's files, join Kubernetes. */
-  private async startNodeAndJoin(ticket: join.IssueJoinTicketResponse, kubeletKeyPem: string, nodeName: string, self: { role: Role; vpcIp: string }): Promise<JoinOutcome> {
+  /**
+   * With a ticket: check it, take the lock, write the node's files, join Kubernetes. Every line
+   * from here on carries the join id of the ticket's request.
+   */
+  private async startNodeAndJoin(ticket: join.IssueJoinTicketResponse, node: JoiningNode): Promise<JoinOutcome> {
+    const log = this.deps.logger.child({ joinId: node.joinId });
     if (ticket.measurementSecret.length === 0 || ticket.stateDiskKey.length === 0) {
       throw new JoinClientError('TICKET_INVALID', 'join ticket lacks the measurement secret or the state disk key');
     }
     if ((await this.lockForTicket(ticket)) === 'already-locked') {
-      this.deps.logger.info('node already locked by the InitServer, not joining');
+      log.info('node already locked by the InitServer, not joining');
       return 'lost-race';
     }
-    await this.writeNodeFiles(ticket, kubeletKeyPem, self.role);
-    await this.joinKubernetes(ticket, kubeletKeyPem, nodeName, self);
+    await this.writeNodeFiles(ticket, node, log);
+    await this.joinKubernetes(ticket, node, log);
     return 'joined';
   }
 
@@ -193,9 +206,9 @@ export class JoinClient {
    * The timed stages after the lock: the disk re-key runs beside the control-plane, kubelet and SSH
    * files (they do not depend on each other), then the node state is persisted.
    */
-  private async writeNodeFiles(ticket: join.IssueJoinTicketResponse, kubeletKeyPem: string, role: Role): Promise<void> {
+  private async writeNodeFiles(ticket: join.IssueJoinTicketResponse, { kubeletKeyPem, role }: JoiningNode, log: Logger): Promise<void> {
     const d = this.deps;
-    const stage = (step: string, fn: () => Promise<unknown>) => timedStage(d.logger, 'join step finished', step, fn, joinFailed);
+    const stage = (step: string, fn: () => Promise<unknown>) => timedStage(log, 'join step finished', step, fn, joinFailed);
     await Promise.all([
       stage('updating disk passphrase', () => d.disk.updatePassphrase(ticket.stateDiskKey)),
       role === 'ControlPlane' ? stage('writing control-plane files', () => this.writeControlPlaneFiles(ticket.controlPlaneFiles)) : Promise.resolve(),
@@ -220,7 +233,7 @@ export class JoinClient {
   }
 
   /** Joins Kubernetes: a few attempts within one deadline (reference: 3 within 5 minutes). */
-  private async joinKubernetes(ticket: join.IssueJoinTicketResponse, kubeletKeyPem: string, nodeName: string, self: { role: Role; vpcIp: string }): Promise<void> {
+  private async joinKubernetes(ticket: join.IssueJoinTicketResponse, node: JoiningNode, log: Logger): Promise<void> {
     const d = this.deps;
     const attempts = this.options.joinAttempts ?? 3;
     const deadline = AbortSignal.timeout(this.options.joinTimeoutMs ?? 5 * 60_000);
@@ -228,23 +241,24 @@ export class JoinClient {
       apiServerEndpoint: ticket.apiServerEndpoint,
       token: ticket.token,
       caCertHashes: [ticket.discoveryTokenCaCertHash],
-      role: self.role,
-      nodeName,
-      nodeIp: self.vpcIp,
+      role: node.role,
+      nodeName: node.name,
+      nodeIp: node.vpcIp,
       components: ticket.kubernetesComponents,
       kubeletCertPem: ticket.kubeletCert,
-      kubeletKeyPem,
+      kubeletKeyPem: node.kubeletKeyPem,
+      joinId: node.joinId,
     };
     let last: unknown;
     const joinStarted = performance.now();
     for (let i = 1; i <= attempts && !deadline.aborted; i++) {
       try {
         await d.cluster.joinCluster(request, deadline);
-        d.logger.info('joined the cluster', { nodeName, attempt: i, durationMs: Math.round(performance.now() - joinStarted) });
+        log.info('joined the cluster', { nodeName: node.name, attempt: i, durationMs: Math.round(performance.now() - joinStarted) });
         return;
       } catch (err) {
         last = err;
-        d.logger.warn('joining the cluster failed', { attempt: i, err });
+        log.warn('joining the cluster failed', { attempt: i, err });
       }
     }
     throw new JoinClientError('JOIN_FAILED', `joining cluster: ${(last as Error | undefined)?.message ?? 'timed out'}`, { cause: last });

@@ -29,6 +29,8 @@ export interface JoinClusterRequest {
   components: components.Component[];
   kubeletCertPem: Buffer;
   kubeletKeyPem: string;
+  /** The id of the join whose ticket this is: backends put it on their log lines (docs/protocol/join-ticket.md). */
+  joinId?: string;
 }
 
 /** Joins this node to the cluster (kubeadm join, or the local backend's registration). */

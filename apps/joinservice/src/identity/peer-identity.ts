@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { decodeDocument, type Variant } from '@asterism/attestation';
+import { AttestationError, attestationKeyDigest, type Variant } from '@asterism/attestation';
 import { JoinError } from '../ticket/errors.js';
 
 /** Who a verified peer is, as far as its attestation and its connection tell (docs/adr/0008). */
@@ -16,25 +15,18 @@ export interface AttestedPeer {
   document?: Buffer;
 }
 
-/** Variants whose document is not a vTPM document: they carry no attestation key. */
-const WITHOUT_AK = new Set(['dummy', 'qemu-tdx']);
-
 /**
- * The attestation-key digest of an accepted document. Every vTPM variant's document carries
- * `ak_pub` and is signed with that key, so the digest names the (virtual) TPM the node booted with.
- * `dummy` and `qemu-tdx` documents have no AK: all their peers share `none:<variant>` (their disk
- * binding cannot tell nodes apart; the name and role checks still apply).
+ * The attestation-key digest of the document the aTLS layer accepted from a peer
+ * (`attestationKeyDigest` of `@asterism/attestation`, shared with the bootstrapper's init binding).
+ * A document whose AK cannot be read is an identity refusal of this join (IDENTITY_MISMATCH).
  */
-export function attestationKeyDigest(variant: Variant, document: Uint8Array): string {
-  if (WITHOUT_AK.has(variant.name)) return `none:${variant.name}`;
-  let akPub: Buffer | undefined;
+export function peerAttestationKeyDigest(variant: Variant, document: Uint8Array): string {
   try {
-    akPub = decodeDocument(document).attestation?.akPub;
+    return attestationKeyDigest(variant, document);
   } catch (err) {
-    throw new JoinError('IDENTITY_MISMATCH', `reading the attestation key of the accepted ${variant.name} document: ${(err as Error).message}`, { cause: err });
+    if (!(err instanceof AttestationError)) throw err;
+    throw new JoinError('IDENTITY_MISMATCH', `reading the attestation key of the accepted document: ${err.message}`, { cause: err, details: { reason: err.code } });
   }
-  if (!akPub || akPub.length === 0) throw new JoinError('IDENTITY_MISMATCH', `the accepted ${variant.name} document carries no attestation key`);
-  return `sha256:${createHash('sha256').update(akPub).digest('hex')}`;
 }
 
 /** IP of a grpc-js peer string (`1.2.3.4:5`, `[::1]:5`, `[::ffff:1.2.3.4]:5`). */

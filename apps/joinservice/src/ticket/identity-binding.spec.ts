@@ -4,8 +4,8 @@ import { describe, it } from 'node:test';
 import { encodeDocument, Variant } from '@asterism/attestation';
 import { createNopLogger } from '@asterism/logger';
 import { MetadataError, type Role } from '@asterism/metadata';
-import type { IdentityBinding } from '../identity/binding-store.js';
-import { attestationKeyDigest, peerIp } from '../identity/peer-identity.js';
+import type { IdentityBinding } from '@asterism/k8s';
+import { peerAttestationKeyDigest, peerIp } from '../identity/peer-identity.js';
 import { JoinError } from './errors.js';
 import { IdentityBindingStage, type IdentityBindingStore, type JoinIdentityClaim } from './identity-binding.js';
 
@@ -108,11 +108,11 @@ describe('IdentityBindingStage.checkRejoin', () => {
 });
 
 describe('peer identity helpers', () => {
-  it('the AK digest of a vTPM document, and a shared marker for variants without an AK', () => {
-    assert.equal(attestationKeyDigest(VTPM, vtpmDocument('ak-1')), digest('ak-1'));
-    assert.notEqual(attestationKeyDigest(VTPM, vtpmDocument('ak-1')), attestationKeyDigest(VTPM, vtpmDocument('ak-2')));
-    assert.equal(attestationKeyDigest(Variant.fromString('dummy'), Buffer.from('{}')), 'none:dummy');
-    assert.throws(() => attestationKeyDigest(VTPM, Buffer.from('not json')), (e: unknown) => e instanceof JoinError && e.code === 'IDENTITY_MISMATCH');
+  it('the shared AK digest of an accepted document; an unreadable one is IDENTITY_MISMATCH carrying the attestation code', () => {
+    assert.equal(peerAttestationKeyDigest(VTPM, vtpmDocument('ak-1')), digest('ak-1'));
+    assert.notEqual(peerAttestationKeyDigest(VTPM, vtpmDocument('ak-1')), peerAttestationKeyDigest(VTPM, vtpmDocument('ak-2')));
+    assert.equal(peerAttestationKeyDigest(Variant.fromString('dummy'), Buffer.from('{}')), 'none:dummy');
+    assert.throws(() => peerAttestationKeyDigest(VTPM, Buffer.from('not json')), (e: unknown) => e instanceof JoinError && e.code === 'IDENTITY_MISMATCH' && e.details.reason === 'DOCUMENT_MALFORMED');
   });
 
   const peers: Array<[string, string]> = [

@@ -6,9 +6,9 @@
  */
 import { isAsterismError } from '@asterism/errors';
 import type { Logger } from '@asterism/logger';
+import type { IdentityBinding } from '@asterism/k8s';
 import type { Role } from '@asterism/metadata';
-import { attestationKeyDigest, peerIp, type AttestedPeer } from '../identity/peer-identity.js';
-import type { IdentityBinding } from '../identity/binding-store.js';
+import { peerAttestationKeyDigest, peerIp, type AttestedPeer } from '../identity/peer-identity.js';
 import { JoinError } from './errors.js';
 import type { ValidatedJoinRequest } from './request-validation.js';
 
@@ -59,7 +59,7 @@ export class IdentityBindingStage {
   #akDigest(peer: string): string {
     const att = this.d.attestedPeer(peer);
     if (!att?.variant || !att.document) throw denied('the peer has no verified attestation to bind an identity to', 'NOT_ATTESTED');
-    return attestationKeyDigest(att.variant, att.document);
+    return peerAttestationKeyDigest(att.variant, att.document);
   }
 
   /**

@@ -9,6 +9,7 @@ import { AttestationError } from '../errors.js';
 import type { AttestationLogger } from '../interfaces.js';
 import { Measurements } from '../measurements/measurements.js';
 import { withAllBytes, type Measurement } from '../measurements/measurement.js';
+import { attestationKeyDigest } from '../ak-digest.js';
 import { decodeDocument, encodeDocument, HASH_ALG } from './document.js';
 import { QemuVtpmIssuer, QemuVtpmValidator } from './qemu.js';
 import { VtpmValidator } from './validator.js';
@@ -223,6 +224,24 @@ describe('qemu-vtpm issuer attestation key reuse', { skip }, () => {
       assert.equal(await transient(), 0, 'released');
     } finally {
       await tpm.stop();
+    }
+  });
+});
+
+describe('qemu-vtpm attestation key digest (docs/adr/0008)', { skip }, () => {
+  it('is the same for every document of one TPM (also after the AK was flushed and recreated) and differs for another TPM', async () => {
+    const [a, b] = await Promise.all([startSwtpm(), startSwtpm()]);
+    try {
+      const variant = Variant.fromString('qemu-vtpm');
+      const digestOf = async (tpm: Swtpm) => attestationKeyDigest(variant, await new QemuVtpmIssuer(() => tpm.client(), async () => Buffer.alloc(0)).issue(USER_DATA, randomBytes(32)));
+      const first = await digestOf(a);
+      assert.match(first, /^sha256:[0-9a-f]{64}$/);
+      assert.equal(await digestOf(a), first, 'another issuer, another nonce');
+      await (await a.client()).flushTransientObjects();
+      assert.equal(await digestOf(a), first, 'AK recreated from the same template');
+      assert.notEqual(await digestOf(b), first, 'another TPM');
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
     }
   });
 });

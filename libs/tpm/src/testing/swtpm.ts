@@ -1,8 +1,8 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ManagedProcess } from '@asterism/child-process';
 import { TpmClient } from '../client.js';
 import { swtpmInit } from '../swtpm-control.js';
 import { SocketTransport } from '../transport.js';
@@ -13,29 +13,10 @@ import { SocketTransport } from '../transport.js';
  *
  * - the control socket is `<data socket>.ctrl`, the layout tpm2-tools' `swtpm:path=` TCTI expects;
  * - the pid is recorded in ASTERISM_PID_DIR (the test runner kills leftovers) and every instance is
- *   killed when the test process exits, so no swtpm outlives its tests;
+ *   killed when the test process exits, so no swtpm outlives its tests (`@asterism/child-process`);
  * - swtpm serves one connection at a time: use `client()` (shared) and `disconnect()` before
  *   running tpm2-tools against `tcti`.
  */
-
-/** Children started by this process, killed on exit. */
-const live = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const c of live) c.kill('SIGKILL');
-});
-
-function recordPid(pid: number | undefined): void {
-  const dir = process.env.ASTERISM_PID_DIR;
-  if (!dir || !pid) return;
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, String(pid)), '');
-}
-
-function forgetPid(pid: number | undefined): void {
-  const dir = process.env.ASTERISM_PID_DIR;
-  if (!dir || !pid) return;
-  rmSync(join(dir, String(pid)), { force: true });
-}
 
 /** Whether the swtpm binary is installed (tests pass the result to missingComponent). */
 export function swtpmAvailable(): boolean {
@@ -60,26 +41,18 @@ export interface SwtpmOptions {
 /** A running swtpm. */
 export class Swtpm {
   #client: TpmClient | undefined;
-  readonly #exited: Promise<void>;
 
   constructor(
     readonly dir: string,
     readonly stateDir: string,
     readonly socketPath: string,
     readonly ctrlPath: string,
-    private readonly child: ChildProcess,
+    private readonly process: ManagedProcess,
     private readonly ownsDir: boolean,
-  ) {
-    live.add(child);
-    recordPid(child.pid);
-    this.#exited = once(child, 'exit').then(() => {
-      live.delete(child);
-      forgetPid(child.pid);
-    });
-  }
+  ) {}
 
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.process.pid;
   }
 
   /** The tpm2-tools TCTI string for this instance (`TPM2TOOLS_TCTI` or `--tcti`). */
@@ -114,12 +87,7 @@ export class Swtpm {
   /** Stops swtpm (SIGTERM, SIGKILL after 3 s) and removes the temp dir it created. */
   async stop(): Promise<void> {
     await this.disconnect().catch(() => undefined);
-    if (this.child.exitCode === null && this.child.signalCode === null) {
-      this.child.kill('SIGTERM');
-      const t = setTimeout(() => this.child.kill('SIGKILL'), 3000);
-      await this.#exited;
-      clearTimeout(t);
-    }
+    await this.process.stop(3000);
     if (this.ownsDir) rmSync(this.dir, { recursive: true, force: true });
   }
 }
@@ -139,30 +107,23 @@ export async function startSwtpm(options: SwtpmOptions = {}): Promise<Swtpm> {
   }
   const socketPath = join(dir, 'tpm.sock');
   const ctrlPath = `${socketPath}.ctrl`;
-  const log = createWriteStream(join(dir, 'swtpm.log'));
-  const child = spawn(
+  const child = ManagedProcess.start(
+    'swtpm',
     'swtpm',
     ['socket', '--tpm2', '--server', `type=unixio,path=${socketPath}`, '--ctrl', `type=unixio,path=${ctrlPath}`, '--tpmstate', `dir=${stateDir}`, '--flags', 'not-need-init,startup-clear'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    join(dir, 'swtpm.log'),
   );
-  child.stdout?.pipe(log, { end: false });
-  child.stderr?.pipe(log, { end: false });
-  // 'close' (not 'exit'): swtpm's last output can arrive after it exited, and a write to an ended
-  // log stream would surface as an uncaught ERR_STREAM_WRITE_AFTER_END in whatever test runs then.
-  child.once('close', () => log.end());
-  log.on('error', () => undefined);
-  const spawnError = once(child, 'error').then(([e]) => e as Error);
   const tpm = new Swtpm(dir, stateDir, socketPath, ctrlPath, child, options.stateDir === undefined);
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const failed = await Promise.race([spawnError, new Promise<undefined>((r) => setTimeout(() => r(undefined), 10))]);
+    const failed = await Promise.race([child.spawnFailed, new Promise<undefined>((r) => setTimeout(() => r(undefined), 10))]);
     if (failed) {
       await tpm.stop();
       throw new Error(`starting swtpm: ${failed.message}`);
     }
-    if (child.exitCode !== null) {
+    if (!child.running) {
       await tpm.stop();
-      throw new Error(`swtpm exited with code ${child.exitCode} before listening`);
+      throw new Error(`swtpm exited with code ${child.child.exitCode} before listening`);
     }
     if (existsSync(socketPath) && existsSync(ctrlPath)) {
       try {

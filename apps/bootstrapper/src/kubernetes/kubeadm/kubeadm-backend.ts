@@ -146,18 +146,19 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
   }
 
   async joinCluster(req: JoinClusterRequest, signal?: AbortSignal): Promise<void> {
-    const stage = <T>(name: string, fn: () => Promise<T>) => timedStage(this.o.logger, 'kubeadm join step finished', name, fn);
+    const log = req.joinId ? this.o.logger.child({ joinId: req.joinId }) : this.o.logger;
+    const stage = <T>(name: string, fn: () => Promise<T>) => timedStage(log, 'kubeadm join step finished', name, fn);
     const yaml = await this.joinConfig(req);
     await this.withConfig(yaml, async (config) => {
       await stage('writing audit policy', () => this.writeAuditPolicy());
       await stage('recreating manifests folder', () => this.recreateManifests());
       const args = ['join', '-v=5', `--config=${config}`, ...(req.role === 'ControlPlane' ? ['--skip-phases=control-plane-prepare/download-certs'] : [])];
-      await stage('kubeadm join', () => this.kubeadm(args, signal));
+      await stage('kubeadm join', () => this.kubeadm(args, signal, log));
     });
   }
 
-  private kubeadm(args: string[], signal?: AbortSignal): Promise<string> {
-    this.o.logger.info('running kubeadm', { args: args.join(' ') });
+  private kubeadm(args: string[], signal?: AbortSignal, log: Logger = this.o.logger): Promise<string> {
+    log.info('running kubeadm', { args: args.join(' ') });
     return this.run(this.o.kubeadm, args, signal);
   }
 

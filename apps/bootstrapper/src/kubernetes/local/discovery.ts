@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual, X509Certificate } from 'node:crypto';
-import { request } from 'node:https';
 import { parse } from 'yaml';
 import { AsterismError } from '@asterism/errors';
+import { httpsGetText } from '@asterism/k8s';
 
 /** Why a bootstrap-token discovery failed (the node must not trust that API server). */
 export class DiscoveryError extends AsterismError<'DISCOVERY_UNAVAILABLE' | 'DISCOVERY_UNSIGNED' | 'DISCOVERY_SIGNATURE_INVALID' | 'DISCOVERY_CA_MISMATCH' | 'DISCOVERY_MALFORMED'> {}
@@ -35,18 +35,8 @@ export function verifyDetachedJws(jws: string, payload: string, secret: string):
 }
 
 function getJson(url: string, signal?: AbortSignal): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    // Discovery reads cluster-info before any CA is trusted: the JWS and the CA pin verify it.
-    const req = request(url, { method: 'GET', rejectUnauthorized: false, timeout: 10_000, ...(signal ? { signal } : {}) }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end();
-  });
+  // Discovery reads cluster-info before any CA is trusted: the JWS and the CA pin verify it.
+  return httpsGetText(url, { rejectUnauthorized: false, ...(signal ? { signal } : {}) });
 }
 
 /**

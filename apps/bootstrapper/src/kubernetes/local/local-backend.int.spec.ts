@@ -81,6 +81,9 @@ describe('local Kubernetes backend', { skip }, () => {
     const cm = await core.readNamespacedConfigMap({ namespace: 'kube-system', name: nv.spec.kubernetesComponentsReference });
     assert.equal(JSON.parse(cm.data!.components!)[0].install_path, '/run/state/bin/kubelet');
     await core.readNamespacedConfigMap({ namespace: 'kube-system', name: 'internal-config' });
+    const startedByInit = services.started;
+    assert.equal(startedByInit, undefined, "services start only in startServices (after the init node's disk is bound)");
+    await init.startServices();
     assert.ok(services.started, 'services were started');
     assert.equal(services.started.secrets.masterSecret.length, 32);
   });

@@ -43,12 +43,14 @@ export interface ClusterServicesContext {
  * The `local` Kubernetes backend's init (docs/adr/0005-local-kubernetes-backend.md): a real control plane (etcd,
  * kube-apiserver, kube-controller-manager) on the node's IP instead of kubeadm, then what the
  * reference's InitCluster and Helm deployment leave behind: bootstrap-token access, the CRDs, the
- * components ConfigMap and NodeVersion, `internal-config`, this node's Node object (registered
- * with its own kubelet certificate) and the keyservice + joinservice. Returns an admin kubeconfig
- * for `<clusterName>-admin` (system:masters).
+ * components ConfigMap and NodeVersion, `internal-config` and this node's Node object (registered
+ * with its own kubelet certificate). Returns an admin kubeconfig for `<clusterName>-admin`
+ * (system:masters). The keyservice + joinservice start in {@link startServices}, which the init
+ * flow calls once this node's disk is bound (docs/adr/0008-attestation-bound-node-identity.md).
  */
 export class LocalClusterInitializer implements ClusterInitializer {
   #cp: RunningControlPlane | undefined;
+  #services: ClusterServicesContext | undefined;
 
   constructor(
     private readonly o: {
@@ -97,20 +99,18 @@ export class LocalClusterInitializer implements ClusterInitializer {
     const clusterConfigurationPath = join(this.o.dir, 'ClusterConfiguration');
     await writeFile(clusterConfigurationPath, `apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nclusterName: ${req.clusterName}\napiServer:\n  certSANs: ${JSON.stringify(['127.0.0.1', nodeIp, ...sans])}\n`, { mode: 0o600 });
     if (req.serviceSecrets) {
-      await this.o.services.start({
-        kubernetesDir: this.o.dir,
-        adminKubeconfigPath: cp.adminKubeconfigPath,
-        apiServerEndpoint: `${nodeIp}:${cp.port}`,
-        nodeIp,
-        secrets: req.serviceSecrets,
-        clusterConfigurationPath,
-      });
+      this.#services = { kubernetesDir: this.o.dir, adminKubeconfigPath: cp.adminKubeconfigPath, apiServerEndpoint: `${nodeIp}:${cp.port}`, nodeIp, secrets: req.serviceSecrets, clusterConfigurationPath };
     } else {
-      log.warn('no service secrets in the init request: keyservice and joinservice not started');
+      log.warn('no service secrets in the init request: keyservice and joinservice will not be started');
     }
 
     const user = await createLeaf(cp.pki.ca, { commonName: `${req.clusterName}-admin`, organizations: ['system:masters'], usage: 'client' });
     return Buffer.from(buildKubeconfig({ server: cp.server, caPem: cp.pki.ca.certPem, clusterName: req.clusterName, userName: `${req.clusterName}-admin`, clientCertPem: user.certPem, clientKeyPem: user.keyPem }));
+  }
+
+  /** Starts the keyservice and joinservice of the cluster {@link initCluster} created (nothing without service secrets). */
+  async startServices(): Promise<void> {
+    if (this.#services) await this.o.services.start(this.#services);
   }
 
   /** Whether this node runs the control plane and the cluster services (it initialised the cluster). */
@@ -146,6 +146,6 @@ export class LocalClusterJoiner implements ClusterJoiner {
     if (me.username !== `system:bootstrap:${id}`) throw new Error(`bootstrap token authenticated as "${me.username}", want system:bootstrap:${id}`);
     const nodeName = k8sCompliantHostname(req.nodeName);
     await registerNode(kubeConfigFor(discovered.server, discovered.caPem, { certPem: req.kubeletCertPem.toString('utf8'), keyPem: req.kubeletKeyPem }), { name: nodeName, ip: req.nodeIp });
-    this.logger.info('node registered', { nodeName, server: discovered.server, role: req.role });
+    this.logger.info('node registered', { nodeName, server: discovered.server, role: req.role, ...(req.joinId ? { joinId: req.joinId } : {}) });
   }
 }
