@@ -29,6 +29,7 @@ export {
   type AzureTdxIssuerOptions,
   azureTdxInstanceInfo,
   azureTdxTrustedKey,
+  dcapVerifierFor,
   decodeAzureTdxInstanceInfo,
   encodeAzureTdxInstanceInfo,
   ImdsTdQuoteClient,

@@ -97,9 +97,16 @@ describe('qemu-tdx issuer (fake configfs-tsm) and validator', () => {
     },
     { name: 'the real DCAP verifier refuses the re-bound quote (signature)', run: async () => new QemuTdxValidator({ measurements: expectReal(), collateral: collateralSource([]), clock: () => VECTOR_TIME }).validate(await doc(), nonce), code: 'QUOTE_SIGNATURE_INVALID' },
     {
-      name: 'the real quote through the real verifier: platform TCB below every level',
-      run: async () => new QemuTdxValidator({ measurements: expectReal(), collateral: collateralSource([]), clock: () => VECTOR_TIME }).validate(encodeTdxDocument({ rawQuote: realQuote, userData }), nonce),
-      code: 'TCB_LEVEL_NOT_FOUND',
+      // A replayed genuine quote: REPORT_DATA is checked before DCAP, so no collateral is asked for
+      // (the real quote's own verdict, TCB_LEVEL_NOT_FOUND, is in verifier.spec.ts).
+      name: 'the real quote replayed (REPORT_DATA binds another nonce), before any collateral lookup',
+      run: async () => {
+        const seen: TdxPlatform[] = [];
+        await new QemuTdxValidator({ measurements: expectReal(), collateral: collateralSource(seen), clock: () => VECTOR_TIME })
+          .validate(encodeTdxDocument({ rawQuote: realQuote, userData }), nonce)
+          .finally(() => assert.deepEqual(seen, []));
+      },
+      code: 'NONCE_MISMATCH',
     },
     { name: 'garbled JSON', run: async () => new QemuTdxValidator({ measurements: expectReal(), collateral: collateralSource([]) }).validate(Buffer.from('{"RawQuote":'), nonce), code: 'DOCUMENT_MALFORMED' },
     { name: 'no quote', run: async () => new QemuTdxValidator({ measurements: expectReal(), collateral: collateralSource([]) }).validate(Buffer.from('{"UserData":"AA=="}'), nonce), code: 'QUOTE_MISSING' },
