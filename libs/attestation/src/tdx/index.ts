@@ -19,5 +19,4 @@ export {
   type TdxPlatform,
 } from './pcs-collateral.js';
 export { decodeTdxDocument, encodeTdxDocument, tdMeasurements, type TdxDocument } from './document.js';
-export { platformOf, QemuTdxIssuer, QemuTdxValidator, registerQemuTdxValidator, type QemuTdxValidatorOptions, type TdxQuoteProvider, type TdxQuoteVerifier } from './qemu-tdx.js';
-export { CONFIGFS_TSM_REPORT_DIR, ConfigfsTsmQuoteProvider, type TsmFs } from './configfs-tsm.js';
+export { ConfigfsTsmQuoteProvider, platformOf, QemuTdxIssuer, QemuTdxValidator, registerQemuTdxValidator, type QemuTdxValidatorOptions, type TdxQuoteProvider, type TdxQuoteVerifier } from './qemu-tdx.js';

@@ -5,6 +5,7 @@
  * config's measurements (docs/protocol/tdx-dcap.md).
  */
 import { registerValidator } from '../choose.js';
+import { ConfigfsTsm, CONFIGFS_TSM_REPORT_DIR, NODE_TSM_FS, type ConfigfsTsmOptions, type TsmFileSystem } from '../tsm/configfs-tsm.js';
 import { AttestationError } from '../errors.js';
 import { compareExtraData, makeExtraData } from '../extra-data.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Issuer, type Validator } from '../interfaces.js';
@@ -28,6 +29,23 @@ export interface TdxQuoteProvider {
 /** Verifies a quote with collateral at a time (DcapVerifier, or a stand-in in unit tests). */
 export interface TdxQuoteVerifier {
   verify(quote: TdxQuote, collateral: DcapCollateral, at: Date): DcapVerification;
+}
+
+/**
+ * Quotes through configfs-tsm (the `tdx_guest` provider of ../tsm/configfs-tsm.ts): report data
+ * padded to 64 bytes in, the quote from outblob.
+ */
+export class ConfigfsTsmQuoteProvider implements TdxQuoteProvider {
+  readonly #tsm: ConfigfsTsm;
+
+  constructor(root: string = CONFIGFS_TSM_REPORT_DIR, fs: TsmFileSystem = NODE_TSM_FS, options: Pick<ConfigfsTsmOptions, 'devicePath'> = {}) {
+    this.#tsm = new ConfigfsTsm('tdx_guest', { root, fs, ...options });
+  }
+
+  async getQuote(reportData: Buffer, signal?: AbortSignal): Promise<Buffer> {
+    if (reportData.length > 64) throw new AttestationError('ISSUER_FAILED', `report data is ${reportData.length} bytes, at most 64`, { details: { step: 'configfs-tsm report', provider: 'tdx_guest', tsm: 'request-invalid' } });
+    return (await this.#tsm.report(Buffer.concat([reportData, Buffer.alloc(64 - reportData.length)]), undefined, signal)).outblob;
+  }
 }
 
 /** qemu-tdx issuer. */
