@@ -17,10 +17,12 @@ import { snpVerifierFor } from './validator.js';
 const ATTESTATION_TIMEOUT_MS = 1500;
 /**
  * "The usual latency" of a validation with cached collateral: a warm verification takes about a
- * millisecond (tools/bench), a cold verifier a few; the bound leaves generous room for a loaded
- * 2-core CI machine while staying far below the attestation timeout a KDS wait would cost.
+ * millisecond (tools/bench), a cold verifier (as here) a few; the bound on the median of a few
+ * validations leaves generous room for a loaded 2-core CI machine (one validation stalled once past
+ * 300 ms at load average 12) while staying far below the attestation timeout a KDS wait costs.
  */
 const USUAL_LATENCY_MS = 300;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const TCB = { bootloader: 4, tee: 0, snp: 21, microcode: 211 };
 const chip = (b: number) => Buffer.alloc(64, b);
 
@@ -119,6 +121,17 @@ describe('SNP collateral during an AMD KDS outage (local fake KDS that hangs or 
   });
 
   /** One validation under the attestation timeout; returns its duration or the error. */
+  /** Five validations with cached collateral: every one succeeds; returns their median duration. */
+  async function usualLatency(c: SnpCollateral, b: number): Promise<number> {
+    const runs: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await validate(c, b);
+      assert.equal(r.error, undefined, r.error?.message);
+      runs.push(r.ms);
+    }
+    return median(runs);
+  }
+
   async function validate(c: SnpCollateral, b: number): Promise<{ ms: number; error?: AttestationError }> {
     const verifier = snpVerifierFor(config(), { collateral: c }, NOP_ATTESTATION_LOGGER, { minimumTcb: false });
     const start = performance.now();
@@ -146,10 +159,9 @@ describe('SNP collateral during an AMD KDS outage (local fake KDS that hangs or 
     it(`KDS ${mode === 'hang' ? 'hangs' : 'answers 429'}: cached chip succeeds without KDS; an uncached chip fails with COLLATERAL_UNAVAILABLE within the attestation timeout`, async () => {
       kds.mode = mode;
       const before = kds.requests.length;
-      const cached = await validate(collateral, 0xa1);
-      assert.equal(cached.error, undefined);
+      const cachedMs = await usualLatency(collateral, 0xa1);
       assert.equal(kds.requests.length, before, 'cached collateral needs no KDS');
-      assert.ok(cached.ms < USUAL_LATENCY_MS, `cached validation took ${cached.ms} ms, not the usual latency (< ${USUAL_LATENCY_MS} ms)`);
+      assert.ok(cachedMs < USUAL_LATENCY_MS, `cached validations took ${cachedMs} ms (median), not the usual latency (< ${USUAL_LATENCY_MS} ms)`);
 
       const uncachedChip = mode === 'hang' ? 0xb2 : 0xc3;
       const failuresBefore = metrics.get(`${V} fetch failed`);
@@ -169,9 +181,8 @@ describe('SNP collateral during an AMD KDS outage (local fake KDS that hangs or 
     try {
       assert.ok((await restarted.load()) >= 2, 'VCEK and chain loaded from the store');
       const before = kds.requests.length;
-      const known = await validate(restarted, 0xa1);
-      assert.equal(known.error, undefined);
-      assert.ok(known.ms < USUAL_LATENCY_MS, `validation from the persisted store took ${known.ms} ms`);
+      const knownMs = await usualLatency(restarted, 0xa1);
+      assert.ok(knownMs < USUAL_LATENCY_MS, `validations from the persisted store took ${knownMs} ms (median)`);
       assert.equal(kds.requests.length, before);
     } finally {
       restarted.close();
