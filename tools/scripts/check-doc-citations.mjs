@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Checks that code and project docs cite only documents inside the repository: every `docs/….md`
-// path mentioned in apps/, libs/, tools/, deploy/ and proto/ exists, every `§` section mark belongs
-// to such a docs path (or to an RFC), and nothing cites the outside reference notes (SPEC.md,
-// DESIGN.md, notes/). Run by `npm test` (test-all.mjs); exits 1 and lists offenders.
+// path mentioned in apps/, libs/, tools/, deploy/, proto/, docs/ and testdata/ exists, every `§`
+// section mark belongs to such a docs path (or to an RFC; inside a docs/ file a bare mark means a
+// section of that file), and nothing cites the outside reference notes (SPEC.md, DESIGN.md,
+// notes/). Run by `npm test` (test-all.mjs); exits 1 and lists offenders.
 // Usage: node tools/scripts/check-doc-citations.mjs [--root <dir>] [--fix]
 //   --fix  rewrites citations of the reference notes' sections (`SPEC.md §9.2`) to the docs file
 //          that holds those facts (see FILE_OF_SECTION), then checks.
@@ -11,8 +12,11 @@ import { join, relative, resolve } from 'node:path';
 
 const rootIdx = process.argv.indexOf('--root');
 const root = resolve(rootIdx >= 0 ? process.argv[rootIdx + 1] : join(import.meta.dirname, '..', '..'));
-const DIRS = ['apps', 'libs', 'tools', 'deploy', 'proto'];
+const DIRS = ['apps', 'libs', 'tools', 'deploy', 'proto', 'docs', 'testdata'];
+/** A docs/ file may refer to its own sections with a bare `§2`. */
+const SELF_SECTIONS = /^docs\//;
 const EXT = /\.(ts|mts|mjs|js|go|sh|proto|ya?ml|tpl|md)$/;
+/** Nested testdata folders hold vectors, not docs; the top-level testdata/ README is checked. */
 const SKIP = new Set(['node_modules', 'dist', 'gen', 'testdata', '.cache', '.tools']);
 
 /** Source and doc files under the checked folders. */
@@ -89,6 +93,7 @@ for (const file of DIRS.flatMap((d) => walk(join(root, d)))) {
     if (!existsSync(join(root, m[0]))) problems.push(`${rel}: cites ${m[0]}, which does not exist`);
   }
   for (const m of text.matchAll(/§/g)) {
+    if (SELF_SECTIONS.test(rel) && !/(?:SPEC|DESIGN)(?:\.md)?\s*$/.test(text.slice(Math.max(0, m.index - 12), m.index))) continue;
     const before = text.slice(Math.max(0, m.index - 120), m.index);
     if (!SECTION_OWNER.test(before)) problems.push(`${rel}: "${text.slice(Math.max(0, m.index - 40), m.index + 10).trim()}" is a section mark without a docs/ file`);
   }

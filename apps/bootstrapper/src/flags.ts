@@ -66,7 +66,9 @@ rejoins instead.
 Flags (environment in brackets):
   -v <n>                         log verbosity: <=-1 debug, 0 info, 1 warn, >=2 error (default 0)
   --attestation-variant <v>      [CONSTEL_ATTESTATION_VARIANT] e.g. qemu-vtpm (required); qemu-tdx uses
-                                 <state-root>/sys/... (tdx_guest RTMRs, configfs-tsm quotes)
+                                 <state-root>/sys/... (tdx_guest RTMRs, configfs-tsm quotes), aws- and
+                                 gcp-sev-snp configfs-tsm there; the cloud variants' THIM, TD quote
+                                 endpoint and GCE metadata are at --metadata
   --csp <p>                      [CONSTEL_CSP] cloud provider: QEMU, AWS, Azure or GCP (case-
                                  insensitive; default QEMU); selects the metadata provider
   --state-root <dir>             prefix of all node paths (default /)

@@ -7,7 +7,7 @@ import { after, describe, it } from 'node:test';
 import { AzureTdxIssuer, QemuTdxIssuer, QemuVtpmIssuer, VARIANTS } from '@asterism/attestation';
 import { TDX_MEASUREMENTS_DIR } from '@asterism/nodelock';
 import { parseFlags } from './flags.js';
-import { nodePlatformFor } from './platform.js';
+import { nodeInterfaces, nodePlatformFor } from './platform.js';
 
 const config = (variant: string, root = '/') => parseFlags(['--attestation-variant', variant, '--state-root', root, '--tpm', 'unix:/nonexistent'], {})!;
 
@@ -37,4 +37,16 @@ describe('nodePlatformFor', () => {
     assert.deepEqual(readFileSync(join(dir, 'rtmr2:sha384')), createHash('sha384').update('cluster-id').digest());
     await platform.close();
   });
+});
+
+describe('nodeInterfaces (where the SNP and azure-tdx issuers look)', () => {
+  const cases: Array<[string, string[], { stateRoot: string; metadataUrl?: string }]> = [
+    ['QEMU: the qemu metadata API is not an instance metadata service', ['--state-root', '/nodes/a'], { stateRoot: '/nodes/a' }],
+    ['Azure with --metadata: THIM and the quote endpoint there', ['--csp', 'Azure', '--metadata', 'http://127.0.0.1:8080/'], { stateRoot: '/', metadataUrl: 'http://127.0.0.1:8080' }],
+    ['GCP without --metadata: the cloud default', ['--csp', 'GCP'], { stateRoot: '/' }],
+    ['a file: metadata source is no service', ['--csp', 'AWS', '--metadata', 'file:/m.json', '--node-name', 'n'], { stateRoot: '/' }],
+  ];
+  for (const [name, flags, want] of cases) {
+    it(name, () => assert.deepEqual(nodeInterfaces(parseFlags(['--attestation-variant', 'gcp-sev-snp', ...flags], {})!), want));
+  }
 });

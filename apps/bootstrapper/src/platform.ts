@@ -7,9 +7,11 @@
 import { join } from 'node:path';
 import { CONFIGFS_TSM_REPORT_DIR, ConfigfsTsmQuoteProvider, QemuTdxIssuer, type Issuer } from '@asterism/attestation';
 import { CLUSTER_ID_RTMR, RtmrNodeMarker, SysfsRtmrDevice, TDX_MEASUREMENTS_DIR, TpmNodeMarker, type NodeMarker } from '@asterism/nodelock';
+import { parseCloudKind } from '@asterism/metadata';
 import type { BootstrapperConfig } from './flags.js';
 import type { MarkReader } from './node-condition.js';
-import { issuerFor } from './tpm/issuer-for.js';
+import type { NodeInterfaces } from './attestation/snp-issuers.js';
+import { firmwareEventLog, issuerFor } from './tpm/issuer-for.js';
 import { SharedTpm } from './tpm/tpm-opener.js';
 
 /** What the bootstrapper attests and marks with. */
@@ -22,6 +24,15 @@ export interface NodePlatform {
 }
 
 /**
+ * Where the issuers find the node's interfaces: configfs-tsm under `--state-root`, and on AWS,
+ * Azure or GCP the instance metadata service `--metadata` names (default: the cloud's own).
+ */
+export function nodeInterfaces(config: Pick<BootstrapperConfig, 'stateRoot' | 'metadata' | 'csp'>): NodeInterfaces {
+  const cloudMetadataUrl = parseCloudKind(config.csp) && /^https?:\/\//.test(config.metadata) ? config.metadata.replace(/\/$/, '') : undefined;
+  return { stateRoot: config.stateRoot, ...(cloudMetadataUrl ? { metadataUrl: cloudMetadataUrl } : {}) };
+}
+
+/**
  * The platform of `config.variant`. Device paths are under `--state-root`, so a test can stand
  * in fake sysfs/configfs folders. `onLeftoversFlushed` reports transient TPM objects an earlier
  * run left behind.
@@ -31,12 +42,12 @@ export function nodePlatformFor(config: BootstrapperConfig, onLeftoversFlushed: 
   if (variant === 'qemu-tdx') {
     const rtmrs = new SysfsRtmrDevice(join(config.stateRoot, TDX_MEASUREMENTS_DIR));
     return {
-      issuer: new QemuTdxIssuer(new ConfigfsTsmQuoteProvider(join(config.stateRoot, CONFIGFS_TSM_REPORT_DIR))),
+      issuer: new QemuTdxIssuer(new ConfigfsTsmQuoteProvider(join(config.stateRoot, CONFIGFS_TSM_REPORT_DIR), undefined, { devicePath: join(config.stateRoot, 'dev/tdx_guest') })),
       marker: new RtmrNodeMarker(async () => rtmrs),
       mark: { readMark: () => rtmrs.read(CLUSTER_ID_RTMR) },
       close: async () => undefined,
     };
   }
   const tpm = new SharedTpm(config.tpm, onLeftoversFlushed);
-  return { issuer: issuerFor(config.variant, tpm.open), marker: new TpmNodeMarker(tpm.open), mark: tpm, close: () => tpm.close() };
+  return { issuer: issuerFor(config.variant, tpm.open, firmwareEventLog(), nodeInterfaces(config)), marker: new TpmNodeMarker(tpm.open), mark: tpm, close: () => tpm.close() };
 }

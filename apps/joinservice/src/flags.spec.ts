@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseFlags } from './flags.js';
+import { FlagError, parseFlags, USAGE } from './flags.js';
 
 describe('joinservice flags', () => {
   const base = ['--cloud-provider=qemu', '--attestation-variant=qemu-tdx'];
@@ -41,6 +41,40 @@ describe('joinservice --amd-kds-url', () => {
       else assert.equal(parseFlags(c.argv)!.amdKdsUrl, c.url);
     });
   }
+});
+
+describe('joinservice TDX collateral and policy flags', () => {
+  const base = ['--cloud-provider=qemu', '--attestation-variant=qemu-tdx'];
+  const cases: { name: string; argv: string[]; want?: { intelPcsUrl?: string; intelRootCrlUrl?: string; tdxAcceptedTcbStatuses?: string[] }; error?: RegExp }[] = [
+    { name: 'unset: Intel PCS, Intel root CRL, the default status set', argv: base, want: {} },
+    {
+      name: 'a PCS mirror and root CRL (trailing slash dropped)',
+      argv: [...base, '--intel-pcs-url=http://127.0.0.1:8081/pcs/', '--intel-root-crl-url=http://127.0.0.1:8081/root.der'],
+      want: { intelPcsUrl: 'http://127.0.0.1:8081/pcs', intelRootCrlUrl: 'http://127.0.0.1:8081/root.der' },
+    },
+    { name: 'accepted statuses (any case)', argv: [...base, '--tdx-accepted-tcb-statuses=UpToDate,outofdate'], want: { tdxAcceptedTcbStatuses: ['UpToDate', 'OutOfDate'] } },
+    { name: 'PCS URL not http', argv: [...base, '--intel-pcs-url=pcs.example'], error: /invalid --intel-pcs-url "pcs.example": want an http\(s\) URL/ },
+    { name: 'an unknown status', argv: [...base, '--tdx-accepted-tcb-statuses=UpToDate,Okay'], error: /invalid --tdx-accepted-tcb-statuses: unknown TDX TCB status "Okay"/ },
+    { name: 'Revoked', argv: [...base, '--tdx-accepted-tcb-statuses=UpToDate,Revoked'], error: /invalid --tdx-accepted-tcb-statuses: .*Revoked cannot be accepted/ },
+    { name: 'a list without UpToDate', argv: [...base, '--tdx-accepted-tcb-statuses=OutOfDate'], error: /must include UpToDate/ },
+  ];
+  for (const c of cases) {
+    it(c.error ? `refuses ${c.name}` : c.name, () => {
+      if (c.error) return assert.throws(() => parseFlags(c.argv), (e: unknown) => e instanceof FlagError && c.error!.test(e.message));
+      const cfg = parseFlags(c.argv)!;
+      assert.deepEqual({ intelPcsUrl: cfg.intelPcsUrl, intelRootCrlUrl: cfg.intelRootCrlUrl, tdxAcceptedTcbStatuses: cfg.tdxAcceptedTcbStatuses }, {
+        intelPcsUrl: c.want!.intelPcsUrl,
+        intelRootCrlUrl: c.want!.intelRootCrlUrl,
+        tdxAcceptedTcbStatuses: c.want!.tdxAcceptedTcbStatuses,
+      });
+    });
+  }
+
+  it('--help lists each collateral flag once', () => {
+    for (const flag of ['--collateral-offline', '--amd-kds-url', '--intel-pcs-url', '--intel-root-crl-url', '--tdx-accepted-tcb-statuses']) {
+      assert.equal(USAGE.split(/\s+/).filter((w) => w === flag).length, 1, flag);
+    }
+  });
 });
 
 describe('joinservice cloud provider flags', () => {

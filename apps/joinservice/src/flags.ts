@@ -1,4 +1,4 @@
-import { Variant, type CloudProvider, type UpcomingTcbMinimum } from '@asterism/attestation';
+import { AttestationError, parseTcbStatuses, Variant, type CloudProvider, type TcbStatus, type UpcomingTcbMinimum } from '@asterism/attestation';
 import { FlagError, intFlag as int, parseGoFlags } from '@asterism/service-runtime';
 
 /** Joinservice configuration: the reference's flags (docs/protocol/join-ticket.md) plus Asterism's paths and ports. */
@@ -27,7 +27,7 @@ export interface JoinServiceConfig {
   /** Token-bucket rate limit per peer host. */
   ratePerSecond: number;
   rateBurst: number;
-  /** Never contact vendor collateral services (Intel PCS); serve persisted collateral only. */
+  /** Never contact vendor collateral services (Intel PCS, AMD KDS); serve persisted or configured collateral only. */
   collateralOffline: boolean;
   /** `strict` (default): identity bound to attestation (docs/adr/0008); `off`: the reference's behaviour. */
   identityBinding: IdentityBindingMode;
@@ -35,6 +35,12 @@ export interface JoinServiceConfig {
   metadataFile: string | undefined;
   /** AMD KDS base URL for SEV-SNP collateral (mirrors, tests); undefined = AMD's. */
   amdKdsUrl: string | undefined;
+  /** Intel PCS base URL for TDX collateral (a caching service, mirrors, tests); undefined = Intel's. */
+  intelPcsUrl: string | undefined;
+  /** Intel SGX Root CA CRL URL (mirrors, tests); undefined = Intel's distribution point. */
+  intelRootCrlUrl: string | undefined;
+  /** TDX: TCB statuses the validators accept (docs/protocol/tdx-dcap.md); undefined = the default set. */
+  tdxAcceptedTcbStatuses: TcbStatus[] | undefined;
   /** SEV-SNP: a minimum TCB that takes effect at a date (warned about 30 days before, then enforced). */
   snpUpcomingMinimumTcb: UpcomingTcbMinimum | undefined;
 }
@@ -70,7 +76,6 @@ Asterism flags:
                                the real one (emulators in tests)
   --rate-limit <n>             join requests per second per peer host (default 5)
   --rate-burst <n>             burst per peer host (default 20)
-  --collateral-offline         TDX: use only collateral persisted in the ConfigMap, never Intel PCS
   --identity-binding <m>       strict (default): a disk is bound to the attestation key and node name
                                of its first join; node names and the control-plane role come from the
                                metadata source (peer IP), never from the request. off: the reference's
@@ -79,6 +84,13 @@ Asterism flags:
                                instead of the qemu metadata API (--metadata-url)
   --collateral-offline         TDX/SEV-SNP: use only collateral persisted in ConfigMaps (or configured), never Intel PCS / AMD KDS
   --amd-kds-url <url>          SEV-SNP: AMD KDS base URL (default AMD's; a mirror or a local replay)
+  --intel-pcs-url <url>        TDX: Intel PCS base URL (default Intel's; a caching service with the
+                               same paths, a mirror or a local replay)
+  --intel-root-crl-url <url>   TDX: Intel SGX Root CA CRL URL (default Intel's distribution point)
+  --tdx-accepted-tcb-statuses <list>
+                               TDX: comma-separated TCB statuses that pass (must include UpToDate,
+                               never Revoked; default UpToDate,SWHardeningNeeded,ConfigurationNeeded,
+                               ConfigurationAndSWHardeningNeeded)
   --snp-upcoming-minimum-tcb <bl.tee.snp.ucode@YYYY-MM-DD>
                                SEV-SNP: minimum TCB from that date (UTC); nodes below it are warned
                                about (log + joinservice_snp_refusal_risks_total) 30 days before
@@ -113,6 +125,9 @@ const OPTIONS = {
   'identity-binding': { type: 'string' },
   'metadata-file': { type: 'string' },
   'amd-kds-url': { type: 'string' },
+  'intel-pcs-url': { type: 'string' },
+  'intel-root-crl-url': { type: 'string' },
+  'tdx-accepted-tcb-statuses': { type: 'string' },
   'snp-upcoming-minimum-tcb': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -196,18 +211,32 @@ function limits(values: FlagValues): Pick<JoinServiceConfig, 'ratePerSecond' | '
   };
 }
 
-function collateral(values: FlagValues): Pick<JoinServiceConfig, 'collateralOffline' | 'amdKdsUrl' | 'snpUpcomingMinimumTcb'> {
+function collateral(values: FlagValues): Pick<JoinServiceConfig, 'collateralOffline' | 'amdKdsUrl' | 'intelPcsUrl' | 'intelRootCrlUrl' | 'tdxAcceptedTcbStatuses' | 'snpUpcomingMinimumTcb'> {
   return {
     collateralOffline: values['collateral-offline'] === true,
-    amdKdsUrl: kdsUrl(values['amd-kds-url']),
+    amdKdsUrl: serviceUrl('amd-kds-url', values['amd-kds-url']),
+    intelPcsUrl: serviceUrl('intel-pcs-url', values['intel-pcs-url']),
+    intelRootCrlUrl: serviceUrl('intel-root-crl-url', values['intel-root-crl-url']),
+    tdxAcceptedTcbStatuses: tcbStatuses(values['tdx-accepted-tcb-statuses']),
     snpUpcomingMinimumTcb: upcomingTcb(values['snp-upcoming-minimum-tcb']),
   };
 }
 
-function kdsUrl(raw: string | undefined): string | undefined {
+/** A vendor service URL flag: http(s), no trailing slash. */
+function serviceUrl(flag: string, raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
-  if (!/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(raw)) throw new FlagError(`invalid --amd-kds-url "${raw}": want an http(s) URL`);
+  if (!/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(raw)) throw new FlagError(`invalid --${flag} "${raw}": want an http(s) URL`);
   return raw.replace(/\/$/, '');
+}
+
+function tcbStatuses(raw: string | undefined): TcbStatus[] | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    return parseTcbStatuses(raw);
+  } catch (err) {
+    if (err instanceof AttestationError) throw new FlagError(`invalid --tdx-accepted-tcb-statuses: ${err.message}`);
+    throw err;
+  }
 }
 
 function upcomingTcb(raw: string | undefined): UpcomingTcbMinimum | undefined {

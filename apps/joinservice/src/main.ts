@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import {
   CachedTdxCollateralSource,
   CollateralCache,
+  DEFAULT_ACCEPTED_TCB_STATUSES,
   httpCertificateFetcher,
   pcsCollateralFetcher,
   registerAzureTdxValidator,
@@ -136,15 +137,20 @@ async function snpDependencies({ cfg, clients, logger, collateralCounts }: Wirin
 }
 
 /**
- * One TDX collateral cache for the process (it outlives config reloads): Intel PCS fetches
- * bounded by the handshake's deadline, shared per key, backed off on failure. Verified collateral
- * is persisted in a ConfigMap, so restarts and replicas reuse it. TDX variants only.
+ * One TDX collateral cache for the process (it outlives config reloads): Intel PCS (or
+ * `--intel-pcs-url`) fetches bounded by the handshake's deadline, shared per key, backed off on
+ * failure, refreshed before "next update". Verified collateral is persisted in a ConfigMap, so
+ * restarts and replicas reuse it. The validators get the operator's TCB status policy
+ * (`--tdx-accepted-tcb-statuses`). TDX variants only.
  */
 async function registerTdxCollateral({ cfg, clients, logger, collateralCounts }: Wiring): Promise<void> {
   if (cfg.variant.name !== 'qemu-tdx' && cfg.variant.name !== 'azure-tdx') return;
   const tdxCache = new CollateralCache({
     name: 'tdx-pcs',
-    fetch: pcsCollateralFetcher(),
+    fetch: pcsCollateralFetcher({
+      ...(cfg.intelPcsUrl ? { baseUrl: cfg.intelPcsUrl } : {}),
+      ...(cfg.intelRootCrlUrl ? { rootCrlUrl: cfg.intelRootCrlUrl } : {}),
+    }),
     offline: cfg.collateralOffline,
     store: new ConfigMapCollateralStore(new ConfigMapStore(clients.core)),
     metrics: collateralCounts,
@@ -152,8 +158,10 @@ async function registerTdxCollateral({ cfg, clients, logger, collateralCounts }:
   });
   await step(logger, 'loading the TDX collateral cache', () => tdxCache.load());
   const tdxCollateral = new CachedTdxCollateralSource(tdxCache);
-  registerQemuTdxValidator(tdxCollateral);
-  registerAzureTdxValidator(tdxCollateral);
+  const policy = cfg.tdxAcceptedTcbStatuses ? { acceptedTcbStatuses: cfg.tdxAcceptedTcbStatuses } : {};
+  logger.info('TDX TCB status policy', { accepted: cfg.tdxAcceptedTcbStatuses ?? [...DEFAULT_ACCEPTED_TCB_STATUSES], pcs: cfg.intelPcsUrl ?? 'Intel', offline: cfg.collateralOffline });
+  registerQemuTdxValidator(tdxCollateral, policy);
+  registerAzureTdxValidator(tdxCollateral, policy);
 }
 
 /**

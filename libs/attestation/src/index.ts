@@ -19,6 +19,7 @@ export { QemuVtpmIssuer, QemuVtpmValidator } from './vtpm/qemu.js';
 export * from './collateral/index.js';
 export * from './snp/index.js';
 export * from './tdx/index.js';
+export { ConfigfsTsm, CONFIGFS_TSM_REPORT_DIR, NODE_TSM_FS, type ConfigfsTsmOptions, type TsmAnswer, type TsmFailure, type TsmFileSystem, type TsmProvider } from './tsm/configfs-tsm.js';
 export { HCL_REPORT_NV_INDEX, parseTdxHclReport, type TdxHclReport } from './azure/hcl-report.js';
 export { checkHclAkBinding } from './azure/hcl-ak.js';
 export { checkAzureTdxPolicy } from './azure/tdx-policy.js';
@@ -29,6 +30,7 @@ export {
   type AzureTdxIssuerOptions,
   azureTdxInstanceInfo,
   azureTdxTrustedKey,
+  dcapVerifierFor,
   decodeAzureTdxInstanceInfo,
   encodeAzureTdxInstanceInfo,
   ImdsTdQuoteClient,

@@ -5,9 +5,9 @@
  * talk to their platform's metadata endpoints (link-local) when they issue, not before.
  */
 import { readFile } from 'node:fs/promises';
-import { AwsNitroTpmIssuer, AzureTdxIssuer, AzureTrustedLaunchIssuer, DummyIssuer, GcpSevEsIssuer, QemuVtpmIssuer, type Issuer, type Variant } from '@asterism/attestation';
+import { AwsNitroTpmIssuer, AzureTdxIssuer, AzureTrustedLaunchIssuer, DummyIssuer, GcpSevEsIssuer, ImdsTdQuoteClient, QemuVtpmIssuer, type Issuer, type Variant } from '@asterism/attestation';
 import type { TpmClient } from '@asterism/tpm';
-import { snpIssuerFor } from '../attestation/snp-issuers.js';
+import { snpIssuerFor, type NodeInterfaces } from '../attestation/snp-issuers.js';
 
 /** Where the kernel exposes the firmware's TCG event log. */
 export const FIRMWARE_EVENT_LOG_PATH = '/sys/kernel/security/tpm0/binary_bios_measurements';
@@ -21,8 +21,12 @@ function unsupported(message: string): never {
   throw new Error(message);
 }
 
-/** The issuer for `variant`; an Error naming the supported variants for the others. */
-export function issuerFor(variant: Variant, openTpm: () => Promise<TpmClient>, eventLog: () => Promise<Buffer> = firmwareEventLog()): Issuer {
+/**
+ * The issuer for `variant`; an Error naming the supported variants for the others. `node` says
+ * where the SNP and azure-tdx issuers find configfs-tsm (under the state root) and the instance
+ * metadata service (THIM, the TD quote endpoint, GCE metadata).
+ */
+export function issuerFor(variant: Variant, openTpm: () => Promise<TpmClient>, eventLog: () => Promise<Buffer> = firmwareEventLog(), node: NodeInterfaces = { stateRoot: '/' }): Issuer {
   switch (variant.name) {
     case 'qemu-vtpm':
       return new QemuVtpmIssuer(openTpm);
@@ -33,12 +37,12 @@ export function issuerFor(variant: Variant, openTpm: () => Promise<TpmClient>, e
     case 'gcp-sev-es':
       return new GcpSevEsIssuer(openTpm, undefined, eventLog);
     case 'azure-tdx':
-      return new AzureTdxIssuer(openTpm, { eventLog });
+      return new AzureTdxIssuer(openTpm, { eventLog, ...(node.metadataUrl ? { quotes: new ImdsTdQuoteClient(node.metadataUrl) } : {}) });
     case 'dummy':
       return new DummyIssuer();
     default:
       return (
-        snpIssuerFor(variant.name, openTpm) ??
+        snpIssuerFor(variant.name, openTpm, node) ??
         unsupported(`attestation variant ${variant.name} has no TPM issuer in this build (qemu-vtpm, azure-trustedlaunch, aws-nitro-tpm, gcp-sev-es, azure-sev-snp, aws-sev-snp, gcp-sev-snp, azure-tdx, dummy)`)
       );
   }

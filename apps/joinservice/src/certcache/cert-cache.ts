@@ -106,6 +106,14 @@ export class CertCache {
     return chain;
   }
 
+  /**
+   * What the ConfigMap holds, without contacting KDS and without writing (offline mode): missing
+   * certificates are null; a missing ConfigMap is an empty chain.
+   */
+  async cached(): Promise<AmdCertChain> {
+    return (await this.read()).chain;
+  }
+
   private async read(): Promise<{ exists: boolean; chain: AmdCertChain }> {
     let cm: { data?: Record<string, string> } | null;
     try {

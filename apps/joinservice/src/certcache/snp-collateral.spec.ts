@@ -14,7 +14,11 @@ function sources(variant: string, load: (signer: 'vcek' | 'vlek') => Promise<Amd
     calls,
     s: {
       variant,
-      certCache: { load: (signer: 'vcek' | 'vlek') => (calls.push(signer), load(signer)) },
+      certCache: {
+        load: (signer: 'vcek' | 'vlek') => (calls.push(signer), load(signer)),
+        // The ConfigMap as it is, without KDS (what load() would return when it needs no fetch).
+        cached: () => (calls.push('cached'), load('vcek')),
+      },
       store: new MemoryCollateralStore(),
       metrics: new CollateralCounts(),
       logger: createLogger({ component: 'test', level: 'error' }),
@@ -36,7 +40,9 @@ describe('snpValidatorDependencies', () => {
       keys: [],
       gce: false,
     },
-    { name: 'offline: the certificate cache is not asked (it would contact KDS)', variant: 'aws-sev-snp', offline: true, load: async () => ({ ask: ASK, ark: null }), signers: [], keys: [], gce: false },
+    { name: 'offline: the ConfigMap is read without KDS, its ASVK becomes a signing key', variant: 'aws-sev-snp', offline: true, load: async () => ({ ask: ASK, ark: null }), signers: ['cached'], keys: [ASK], gce: false },
+    { name: 'offline with an empty certificate cache: no signing key, no fetch', variant: 'azure-sev-snp', offline: true, load: async () => ({ ask: null, ark: null }), signers: ['cached'], keys: [], gce: false },
+    { name: 'offline gcp-sev-snp: no certificate cache at all', variant: 'gcp-sev-snp', offline: true, load: async () => ({ ask: ASK, ark: null }), signers: [], keys: [], gce: true },
   ];
   for (const c of cases) {
     it(c.name, async () => {

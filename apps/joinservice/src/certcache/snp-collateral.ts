@@ -48,7 +48,7 @@ function bump(m: Map<string, number>, k: string): void {
 /** What {@link snpValidatorDependencies} needs from the joinservice. */
 export interface SnpDependencySources {
   readonly variant: string;
-  readonly certCache: Pick<CertCache, 'load'>;
+  readonly certCache: Pick<CertCache, 'load' | 'cached'>;
   readonly store: CollateralStore;
   readonly metrics: CollateralMetrics & Pick<CollateralCounts, 'risk'>;
   readonly logger: Logger;
@@ -104,10 +104,18 @@ function refusalWarnings(s: SnpDependencySources): SnpWarningOptions {
   };
 }
 
-/** The ASK/ASVK of the certificate cache (filled from KDS when empty and reachable). */
+/**
+ * The ASK/ASVK of the certificate cache: filled from KDS when empty and reachable; offline, read
+ * from the ConfigMap as it is (never fetched, never written).
+ */
 async function signingKeysFromCertCache(s: SnpDependencySources): Promise<string[]> {
   const signer = certCacheSignerFor(s.variant);
-  if (!signer || s.offline) return [];
+  if (!signer) return [];
+  if (s.offline) {
+    const chain = await s.certCache.cached();
+    if (!chain.ask) s.logger.warn('offline: the SEV-SNP certificate cache holds no ASK; nodes need one in the attestation config or the collateral cache', { signer });
+    return chain.ask ? [chain.ask] : [];
+  }
   try {
     const chain = await s.certCache.load(signer);
     return chain.ask ? [chain.ask] : [];

@@ -12,6 +12,7 @@ import { goBytes, goBytesValue, goField, parseGoJsonObject } from '../go-json.js
 import type { TdxCollateralSource } from '../tdx/pcs-collateral.js';
 import { platformOf, type TdxQuoteVerifier } from '../tdx/qemu-tdx.js';
 import { parseTdxQuote } from '../tdx/quote.js';
+import type { TdxStatusPolicy } from '../tdx/status-policy.js';
 import { DcapVerifier } from '../tdx/verifier.js';
 import { registerValidator } from '../choose.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
@@ -45,9 +46,10 @@ export function decodeAzureTdxInstanceInfo(bytes: Uint8Array | null): AzureTdxIn
 }
 
 /** Dependencies of the azure-tdx trust decision. */
-export interface AzureTdxTrustOptions {
+export interface AzureTdxTrustOptions extends TdxStatusPolicy {
   config: AzureTdxConfig;
   collateral: TdxCollateralSource;
+  /** Default: {@link dcapVerifierFor} the config and `acceptedTcbStatuses`. */
   verifier?: TdxQuoteVerifier;
   clock?: () => Date;
 }
@@ -59,7 +61,7 @@ export interface AzureTdxTrustOptions {
 export async function azureTdxTrustedKey(doc: VtpmAttestationDocument, options: AzureTdxTrustOptions, signal?: AbortSignal): Promise<TpmtPublic> {
   const info = decodeAzureTdxInstanceInfo(doc.instanceInfo);
   const quote = parseTdxQuote(info.attestationReport);
-  const verifier = options.verifier ?? dcapVerifierFor(options.config);
+  const verifier = options.verifier ?? dcapVerifierFor(options.config, options);
   const collateral = await options.collateral.collateral(platformOf(quote), signal);
   verifier.verify(quote, collateral, (options.clock ?? (() => new Date()))());
   checkAzureTdxPolicy(quote, options.config);
@@ -73,9 +75,12 @@ export async function azureTdxTrustedKey(doc: VtpmAttestationDocument, options: 
   return ak;
 }
 
-/** A DCAP verifier trusting the config's Intel root (the embedded one when unset). */
-function dcapVerifierFor(config: AzureTdxConfig): DcapVerifier {
-  return new DcapVerifier(config.intelRootKey ? { trustedRoot: config.intelRootKey } : {});
+/** A DCAP verifier trusting the config's Intel root (the embedded one when unset) with the operator's status policy. */
+export function dcapVerifierFor(config: AzureTdxConfig, policy: TdxStatusPolicy = {}): DcapVerifier {
+  return new DcapVerifier({
+    ...(config.intelRootKey ? { trustedRoot: config.intelRootKey } : {}),
+    ...(policy.acceptedTcbStatuses ? { acceptedStatuses: policy.acceptedTcbStatuses } : {}),
+  });
 }
 
 /** Asks the platform to turn a TD report into a quote (Azure IMDS `/acc/tdquote`). */
@@ -154,7 +159,7 @@ export class AzureTdxIssuer extends VtpmIssuer {
 export class AzureTdxValidator extends VtpmValidator {
   constructor(options: AzureTdxTrustOptions & { logger?: AttestationLogger }) {
     // One verifier per validator, so its memo of checked collateral stays warm across joins.
-    const trust: AzureTdxTrustOptions = { ...options, verifier: options.verifier ?? dcapVerifierFor(options.config) };
+    const trust: AzureTdxTrustOptions = { ...options, verifier: options.verifier ?? dcapVerifierFor(options.config, options) };
     super({
       variant: Variant.fromString('azure-tdx'),
       measurements: options.config.measurements,
@@ -164,7 +169,7 @@ export class AzureTdxValidator extends VtpmValidator {
   }
 }
 
-/** Registers the azure-tdx validator with this process's TDX collateral source. */
-export function registerAzureTdxValidator(collateral: TdxCollateralSource): void {
-  registerValidator('azure-tdx', (config, logger) => new AzureTdxValidator({ config: config as AzureTdxConfig, collateral, logger }));
+/** Registers the azure-tdx validator with this process's TDX collateral source and the operator's TCB status policy. */
+export function registerAzureTdxValidator(collateral: TdxCollateralSource, policy: TdxStatusPolicy = {}): void {
+  registerValidator('azure-tdx', (config, logger) => new AzureTdxValidator({ config: config as AzureTdxConfig, collateral, logger, ...policy }));
 }

@@ -9,6 +9,8 @@
  *   bucket, bounded by the fetch timeout; callers wait at most until their own signal or
  *   `maxWaitMs`, while the fetch may finish later and fill the cache for the next caller;
  * - failures back off per key (fail fast meanwhile) and retry in the background;
+ * - records past their refresh point are refreshed in the background (at most once per
+ *   `refreshIntervalMs` per key) while they are still served;
  * - offline mode never contacts the remote service.
  */
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
@@ -22,6 +24,7 @@ import {
   type StoredCollateral,
 } from './ports.js';
 import { TokenBucket } from './rate-limiter.js';
+import { raceAbort } from './race-abort.js';
 import { CollateralView } from './view.js';
 import { DEFAULT_RETRY_POLICY, FailureTable, type RetryPolicy } from './retry-state.js';
 
@@ -51,6 +54,11 @@ export interface CollateralCacheOptions {
   /** Longest a lookup waits for a fetch when its caller gives no earlier deadline (default 10 s). */
   readonly maxWaitMs?: number;
   readonly retry?: Partial<RetryPolicy>;
+  /**
+   * Least time between two background refreshes of one key (default 1 h), so a service that still
+   * serves the same record is not asked again on every lookup.
+   */
+  readonly refreshIntervalMs?: number;
   /** Clock (ms since the epoch); tests pin it. */
   readonly now?: () => number;
 }
@@ -62,6 +70,8 @@ export class CollateralCache {
   readonly #inflight = new Map<string, Promise<CollateralEntry>>();
   readonly #failures: FailureTable;
   readonly #persisting = new Set<Promise<void>>();
+  /** When the last background refresh of a key started. */
+  readonly #refreshed = new Map<string, number>();
   readonly #closed = new AbortController();
   readonly #limiter: TokenBucket;
   readonly #metrics: CollateralMetrics;
@@ -113,7 +123,10 @@ export class CollateralCache {
 
   /** Drops a record that failed verification (configured ones stay: they are the operator's). */
   discard(entry: CollateralEntry): void {
-    if (entry.source !== 'configured' && this.#entries.get(entry.key) === entry) this.#entries.delete(entry.key);
+    if (entry.source !== 'configured' && this.#entries.get(entry.key) === entry) {
+      this.#entries.delete(entry.key);
+      this.#refreshed.delete(entry.key);
+    }
   }
 
   /** Keeps a verified record in memory and persists it (persistence failures are only logged). */
@@ -140,6 +153,12 @@ export class CollateralCache {
     await Promise.all([...this.#persisting]);
   }
 
+  /** Waits until every running fetch (background refreshes included) settled, then every persist (tests). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#inflight.values()]);
+    await this.flush();
+  }
+
   /** Number of keys in failure/backoff state (tests, diagnostics). */
   get failingKeys(): number {
     return this.#failures.size;
@@ -157,14 +176,31 @@ export class CollateralCache {
   }
 
   /**
+   * @internal Starts a background refresh of a cached key for a view, unless the cache is
+   * offline, a fetch of the key runs, the key backs off after failures, or a refresh of it started
+   * less than `refreshIntervalMs` ago. Lookups keep being served the cached record meanwhile.
+   */
+  refresh<V>(key: string, view: CollateralView<V>): void {
+    const now = this.now();
+    if (!this.online || this.#inflight.has(key)) return;
+    const last = this.#refreshed.get(key);
+    if (last !== undefined && now - last < (this.options.refreshIntervalMs ?? 3_600_000)) return;
+    const failing = this.#failures.get(key);
+    if (failing && now < failing.notBefore) return;
+    this.#refreshed.set(key, now);
+    this.startFetch(key, view).catch(() => undefined);
+  }
+
+  /**
    * @internal Gets a record from the remote service for a view: fails fast while the key backs
    * off; otherwise joins or starts the shared fetch and waits at most until `signal` or
-   * `maxWaitMs`.
+   * `maxWaitMs`. `expiredAt` says the cached record exists but expired then (for the error).
    */
-  async fetchFor<V>(key: string, view: CollateralView<V>, signal: AbortSignal | undefined): Promise<CollateralEntry> {
+  async fetchFor<V>(key: string, view: CollateralView<V>, signal: AbortSignal | undefined, expiredAt?: number): Promise<CollateralEntry> {
+    const held = expiredAt === undefined ? 'is not cached' : `is cached only past its expiry (${new Date(expiredAt).toISOString()})`;
     const unavailable = (reason: string, extra: Record<string, unknown> = {}, cause?: unknown) =>
-      new CollateralError('COLLATERAL_UNAVAILABLE', `${this.name} collateral for ${key} is not cached and ${reason}`, {
-        details: { cache: this.name, key, reason, ...extra },
+      new CollateralError('COLLATERAL_UNAVAILABLE', `${this.name} collateral for ${key} ${held} and ${reason}`, {
+        details: { cache: this.name, key, reason, ...(expiredAt === undefined ? {} : { expiredAt: new Date(expiredAt).toISOString() }), ...extra },
         ...(cause === undefined ? {} : { cause }),
       });
     if (!this.online) throw unavailable(this.options.offline ? 'the cache is offline' : 'no remote service is configured', { offline: true });
@@ -243,23 +279,4 @@ class FetchFailed extends Error {
   constructor(cause: unknown) {
     super('collateral fetch failed', { cause });
   }
-}
-
-/** Resolves/rejects like `p`, or rejects with the signal's reason when it aborts first. */
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }

@@ -21,3 +21,4 @@ export {
 export { httpCollateralFetcher, parseRetryAfter, type HttpCollateralFetcherOptions } from './http-fetcher.js';
 export { TokenBucket } from './rate-limiter.js';
 export { backoffDelay, DEFAULT_RETRY_POLICY, isTransient, type RetryPolicy } from './retry-state.js';
+export { certificateRefreshAt, CERTIFICATE_REFRESH_LEAD_MS, signedDataRefreshAt, SIGNED_DATA_REFRESH_LEAD_MS } from './refresh.js';

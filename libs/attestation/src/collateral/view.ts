@@ -23,19 +23,29 @@ export class CollateralView<V> {
   async get(key: string, signal?: AbortSignal): Promise<V> {
     const now = this.cache.now();
     const cached = await this.usable(key, now);
-    if (cached) {
+    if (cached && !('expiredAt' in cached)) {
       this.cache.countLookup('hit');
-      if (cached.refreshAt !== undefined && now >= cached.refreshAt) this.refreshInBackground(key);
+      if (cached.refreshAt !== undefined && now >= cached.refreshAt) this.cache.refresh(key, this);
       return cached.value;
     }
     this.cache.countLookup('miss');
-    const entry = await this.cache.fetchFor(key, this, signal);
+    const entry = await this.cache.fetchFor(key, this, signal, cached?.expiredAt);
     const result = await this.verified(key, entry);
+    // A service (or a refresh stored meanwhile) may hand out a record that is already past its
+    // expiry: it is never returned, the caller gets the cache's own error instead.
+    if (result.notAfter !== undefined && this.cache.now() > result.notAfter) {
+      throw new CollateralError('COLLATERAL_UNAVAILABLE', `${this.cache.name} collateral for ${key} from the remote service expired at ${new Date(result.notAfter).toISOString()}`, {
+        details: { cache: this.cache.name, key, expiredAt: new Date(result.notAfter).toISOString(), reason: 'the remote service answered with expired collateral' },
+      });
+    }
     return result.value;
   }
 
-  /** The memoised value if present, verified and not expired (non-configured bad records are dropped). */
-  private async usable(key: string, now: number): Promise<VerifiedCollateral<V> | undefined> {
+  /**
+   * The memoised value if present, verified and not expired (non-configured bad records are
+   * dropped); `expiredAt` when the record verifies but is past its `notAfter` (it is not served).
+   */
+  private async usable(key: string, now: number): Promise<VerifiedCollateral<V> | { expiredAt: number } | undefined> {
     const entry = this.cache.entry(key);
     if (!entry) return undefined;
     let result: VerifiedCollateral<V>;
@@ -51,7 +61,7 @@ export class CollateralView<V> {
       this.cache.discard(entry);
       return undefined;
     }
-    if (result.notAfter !== undefined && now > result.notAfter) return undefined;
+    if (result.notAfter !== undefined && now > result.notAfter) return { expiredAt: result.notAfter };
     return result;
   }
 
@@ -84,10 +94,5 @@ export class CollateralView<V> {
     const result = await this.verifyRaw(key, payload);
     this.cache.accept(key, payload, 'provided');
     return result.value;
-  }
-
-  private refreshInBackground(key: string): void {
-    if (!this.cache.online) return;
-    this.cache.fetchFor(key, this, undefined).catch(() => undefined);
   }
 }

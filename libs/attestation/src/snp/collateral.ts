@@ -1,13 +1,16 @@
 /**
  * SEV-SNP collateral from AMD KDS (docs/protocol/sev-snp.md §5) through the generic collateral
  * cache (docs/collateral.md): VCEKs keyed by chip id + reported TCB, and the ASK/ASVK chains per
- * signer kind. One SnpCollateral lives as long as the process; each validator (one config, one
- * ARK) looks at it through views whose verifiers check everything against that ARK.
+ * signer kind. Certificates are refreshed in the background from 30 days before they expire and
+ * never served after (docs/collateral.md "Refresh before expiry"). One SnpCollateral lives as
+ * long as the process; each validator (one config, one ARK) looks at it through views whose
+ * verifiers check everything against that ARK.
  */
 import type { AttestationLogger } from '../interfaces.js';
 import { CollateralCache } from '../collateral/cache.js';
 import type { CollateralView } from '../collateral/view.js';
 import { httpCollateralFetcher } from '../collateral/http-fetcher.js';
+import { certificateRefreshAt } from '../collateral/refresh.js';
 import type { CollateralMetrics, CollateralStore, VerifiedCollateral } from '../collateral/ports.js';
 import { TokenBucket } from '../collateral/rate-limiter.js';
 import { AttestationError } from '../errors.js';
@@ -64,6 +67,8 @@ export interface SnpCollateralOptions {
   readonly fetchTimeoutMs?: number;
   readonly maxWaitMs?: number;
   readonly retry?: { initialDelayMs?: number; maxDelayMs?: number; maxAttempts?: number };
+  /** The caches' clock (ms since the epoch; tests pin it; validators pass theirs to `views`). */
+  readonly now?: () => number;
 }
 
 /** The process-wide SEV-SNP collateral caches. */
@@ -83,6 +88,7 @@ export class SnpCollateral {
       ...(options.fetchTimeoutMs ? { fetchTimeoutMs: options.fetchTimeoutMs } : {}),
       ...(options.maxWaitMs ? { maxWaitMs: options.maxWaitMs } : {}),
       ...(options.retry ? { retry: options.retry } : {}),
+      ...(options.now ? { now: options.now } : {}),
     };
     this.vcek = new CollateralCache({ name: SNP_COLLATERAL_CACHES.vcek, fetch: httpCollateralFetcher((k) => vcekUrl(base, k)), ...common });
     this.chains = new CollateralCache({ name: SNP_COLLATERAL_CACHES.chain, fetch: httpCollateralFetcher((k) => chainUrl(base, k)), ...common });
@@ -149,7 +155,8 @@ export class SnpCollateralViews {
     const { ask } = parseAmdChain(Buffer.from(payload).toString('utf8'), `KDS ${kind} cert_chain`);
     if (!ask) throw new AttestationError('CERT_INVALID', `KDS ${kind} cert_chain has no ${kind === 'vcek' ? 'ASK' : 'ASVK'}`);
     verifyAsk(this.memo, ask, kind, this.ark, this.now());
-    return { value: ask, notAfter: Math.min(ask.notAfter.getTime(), this.ark.notAfter.getTime()) };
+    const notAfter = Math.min(ask.notAfter.getTime(), this.ark.notAfter.getTime());
+    return { value: ask, notAfter, refreshAt: certificateRefreshAt(ask.notBefore.getTime(), notAfter) };
   }
 
   /** A KDS VCEK (DER): it must be the VCEK of the key's chip and TCB, chained to the configured ARK. */
@@ -161,6 +168,6 @@ export class SnpCollateralViews {
     checkReportAgainstSigner({ signingKey: 'vcek', maskChipKey: false, chipId: Buffer.from(m[1]!, 'hex'), reportedTcb: wantTcb, currentTcb: wantTcb }, vcek);
     const ask = await this.ask('vcek');
     verifySignerChain(this.memo, vcek, ask, this.ark, this.now());
-    return { value: vcek, notAfter: vcek.notAfter.getTime() };
+    return { value: vcek, notAfter: vcek.notAfter.getTime(), refreshAt: certificateRefreshAt(vcek.notBefore.getTime(), vcek.notAfter.getTime()) };
   }
 }

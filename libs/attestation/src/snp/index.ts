@@ -21,7 +21,7 @@ export {
   type ConfiguredAsks,
   type SnpCollateralOptions,
 } from './collateral.js';
-export { ConfigfsTsmReportSource, NODE_TSM_FS, type ExtendedReport, type SnpReportSource, type TsmFileSystem } from './configfs-tsm.js';
+export { ConfigfsTsmReportSource, type ExtendedReport, type SnpReportSource } from './configfs-tsm.js';
 export {
   GCE_COMPUTE_BASE_URL,
   GCE_METADATA_BASE_URL,

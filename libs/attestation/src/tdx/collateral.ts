@@ -31,7 +31,8 @@ export type TcbStatus =
   | 'OutOfDateConfigurationNeeded'
   | 'Revoked';
 
-const TCB_STATUSES: readonly TcbStatus[] = ['UpToDate', 'SWHardeningNeeded', 'ConfigurationNeeded', 'ConfigurationAndSWHardeningNeeded', 'OutOfDate', 'OutOfDateConfigurationNeeded', 'Revoked'];
+/** Every TCB status Intel defines, best first. */
+export const TCB_STATUSES: readonly TcbStatus[] = ['UpToDate', 'SWHardeningNeeded', 'ConfigurationNeeded', 'ConfigurationAndSWHardeningNeeded', 'OutOfDate', 'OutOfDateConfigurationNeeded', 'Revoked'];
 
 /** One platform TCB level of the TCB info. */
 export interface TdxTcbLevel {

@@ -8,6 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import type { CollateralCache } from '../collateral/cache.js';
 import { CollateralView } from '../collateral/view.js';
 import { CollateralFetchError } from '../collateral/errors.js';
+import { signedDataRefreshAt } from '../collateral/refresh.js';
 import { parseRetryAfter } from '../collateral/http-fetcher.js';
 import type { CollateralFetcher, VerifiedCollateral } from '../collateral/ports.js';
 import { INTEL_SGX_ROOT_CA_PEM } from '../config/roots.js';
@@ -100,26 +101,30 @@ function decodePcsRecord(key: string, payload: Uint8Array): PcsRecord {
 
 /**
  * Checks one record against the root: signed documents by their issuer chain and signature,
- * CRLs by their issuer. Validity windows are left to the quote verifier (which runs at the
- * verification time); past "next update" the cache refreshes the record in the background.
+ * CRLs by their issuer. The quote verifier refuses a record past its "next update"
+ * (COLLATERAL_EXPIRED), so that instant is the record's `notAfter` (never served later), and the
+ * cache refreshes it in the background well before (docs/collateral.md "Refresh before expiry").
  */
 export function verifyPcsRecord(root: X509Certificate, key: string, payload: Uint8Array, now: number): VerifiedCollateral<PcsRecord> {
   const record = decodePcsRecord(key, payload);
   const at = new Date(now);
   const kind = key.split('/')[0];
-  let nextUpdate: Date | undefined;
+  let window: { issued: Date; nextUpdate: Date | undefined };
   if (kind === 'tcb') {
-    nextUpdate = verifySignedCollateral(parseTcbInfo(record.body.toString('utf8')), record.issuerChain, root, at, 'TCB info', false).nextUpdate;
+    const t = verifySignedCollateral(parseTcbInfo(record.body.toString('utf8')), record.issuerChain, root, at, 'TCB info', false);
+    window = { issued: t.issueDate, nextUpdate: t.nextUpdate };
   } else if (kind === 'qe-identity') {
-    nextUpdate = verifySignedCollateral(parseQeIdentity(record.body.toString('utf8')), record.issuerChain, root, at, 'QE identity', false).nextUpdate;
+    const q = verifySignedCollateral(parseQeIdentity(record.body.toString('utf8')), record.issuerChain, root, at, 'QE identity', false);
+    window = { issued: q.issueDate, nextUpdate: q.nextUpdate };
   } else {
     const crl = parseCrl(record.body, key);
     const issuer = kind === 'root-crl' ? root : parsePemChain(record.issuerChain, `${key} issuer chain`)[0]!;
     if (kind !== 'root-crl') verifyChain(parsePemChain(record.issuerChain, `${key} issuer chain`), root, at, `${key} issuer chain`);
     checkRevocation(crl, issuer, [], crl.thisUpdate, key);
-    nextUpdate = crl.nextUpdate;
+    window = { issued: crl.thisUpdate, nextUpdate: crl.nextUpdate };
   }
-  return { value: record, ...(nextUpdate ? { refreshAt: nextUpdate.getTime() } : {}) };
+  if (!window.nextUpdate) return { value: record };
+  return { value: record, notAfter: window.nextUpdate.getTime(), refreshAt: signedDataRefreshAt(window.issued.getTime(), window.nextUpdate.getTime()) };
 }
 
 /** TDX collateral from a CollateralCache (PCS fetcher, store, offline mode) verified against `root`. */

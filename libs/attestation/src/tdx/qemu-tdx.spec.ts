@@ -2,16 +2,16 @@ import assert from 'node:assert/strict';
 import * as fsp from 'node:fs/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { AttestationError } from '../errors.js';
 import { makeExtraData } from '../extra-data.js';
 import type { Measurement } from '../measurements/measurement.js';
 import type { DcapCollateral } from './collateral.js';
-import { ConfigfsTsmQuoteProvider, type TsmFs } from './configfs-tsm.js';
+import { FakeConfigfsTsm } from '../tsm/configfs-tsm.fixture.js';
 import { decodeTdxDocument, encodeTdxDocument, tdMeasurements } from './document.js';
 import type { TdxPlatform } from './pcs-collateral.js';
-import { QemuTdxIssuer, QemuTdxValidator, type TdxQuoteVerifier } from './qemu-tdx.js';
+import { ConfigfsTsmQuoteProvider, QemuTdxIssuer, QemuTdxValidator, type TdxQuoteVerifier } from './qemu-tdx.js';
 import { parseTdxQuote, type TdxQuote } from './quote.js';
 import { tdxVector, VECTOR_OFFSETS, VECTOR_TIME, vectorCollateral } from './vectors.fixture.js';
 
@@ -19,28 +19,22 @@ const realQuote = tdxVector('quote-v4-spr.dat');
 const realBody = parseTdxQuote(realQuote).body;
 
 /**
- * A fake configfs-tsm over a temp directory: creating an entry seeds `generation`, each write to
- * `inblob` bumps it and answers `outblob` with the real quote carrying that report data (the
- * signature no longer matches, so only the stand-in verifier below accepts it).
+ * A configfs-tsm-like directory (tdx_guest) whose firmware answers with the real quote carrying
+ * the requested report data (the signature no longer matches, so only the stand-in verifier
+ * below accepts it).
  */
-function fakeTsm(root: string, extraWrites = 0): TsmFs {
-  return {
-    mkdir: async (p) => {
-      await fsp.mkdir(p);
-      await fsp.writeFile(join(p, 'generation'), '0\n');
-    },
-    writeFile: async (p, data) => {
-      await fsp.writeFile(p, data);
-      if (basename(p) !== 'inblob') return;
-      const dir = dirname(p);
+function fakeTsm(root: string, raced = false): FakeConfigfsTsm {
+  const tsm = new FakeConfigfsTsm(
+    root,
+    (reportData) => {
       const quote = Buffer.from(realQuote);
-      data.copy(quote, VECTOR_OFFSETS.reportData);
-      await fsp.writeFile(join(dir, 'outblob'), quote);
-      await fsp.writeFile(join(dir, 'generation'), `${1 + extraWrites}\n`);
+      reportData.copy(quote, VECTOR_OFFSETS.reportData);
+      return { report: quote, certTable: Buffer.alloc(0) };
     },
-    readFile: (p) => fsp.readFile(p),
-    rmdir: (p) => fsp.rm(p, { recursive: true }),
-  };
+    'tdx_guest',
+  );
+  tsm.raceNext = raced;
+  return tsm;
 }
 
 /** Accepts any parsed quote (authenticity is DcapVerifier's job, tested on its own). */
@@ -71,8 +65,8 @@ describe('qemu-tdx issuer (fake configfs-tsm) and validator', () => {
     assert.deepEqual(seen, [{ fmspc: '50806f000000', ca: 'platform' }]);
   });
 
-  it('another writer to the configfs entry (generation 2) fails the issuer with ISSUER_FAILED', async () => {
-    await assert.rejects(new QemuTdxIssuer(new ConfigfsTsmQuoteProvider(root, fakeTsm(root, 1))).issue(userData, nonce), (err: AttestationError) => err.code === 'ISSUER_FAILED');
+  it('another writer to the configfs entry (generation moved) fails the issuer with ISSUER_FAILED', async () => {
+    await assert.rejects(new QemuTdxIssuer(new ConfigfsTsmQuoteProvider(root, fakeTsm(root, true))).issue(userData, nonce), (err: AttestationError) => err.code === 'ISSUER_FAILED');
   });
 
   const doc = async () => new QemuTdxIssuer(new ConfigfsTsmQuoteProvider(root, fakeTsm(root))).issue(userData, nonce);
@@ -97,9 +91,16 @@ describe('qemu-tdx issuer (fake configfs-tsm) and validator', () => {
     },
     { name: 'the real DCAP verifier refuses the re-bound quote (signature)', run: async () => new QemuTdxValidator({ measurements: expectReal(), collateral: collateralSource([]), clock: () => VECTOR_TIME }).validate(await doc(), nonce), code: 'QUOTE_SIGNATURE_INVALID' },
     {
-      name: 'the real quote through the real verifier: platform TCB below every level',
-      run: async () => new QemuTdxValidator({ measurements: expectReal(), collateral: collateralSource([]), clock: () => VECTOR_TIME }).validate(encodeTdxDocument({ rawQuote: realQuote, userData }), nonce),
-      code: 'TCB_LEVEL_NOT_FOUND',
+      // A replayed genuine quote: REPORT_DATA is checked before DCAP, so no collateral is asked for
+      // (the real quote's own verdict, TCB_LEVEL_NOT_FOUND, is in verifier.spec.ts).
+      name: 'the real quote replayed (REPORT_DATA binds another nonce), before any collateral lookup',
+      run: async () => {
+        const seen: TdxPlatform[] = [];
+        await new QemuTdxValidator({ measurements: expectReal(), collateral: collateralSource(seen), clock: () => VECTOR_TIME })
+          .validate(encodeTdxDocument({ rawQuote: realQuote, userData }), nonce)
+          .finally(() => assert.deepEqual(seen, []));
+      },
+      code: 'NONCE_MISMATCH',
     },
     { name: 'garbled JSON', run: async () => new QemuTdxValidator({ measurements: expectReal(), collateral: collateralSource([]) }).validate(Buffer.from('{"RawQuote":'), nonce), code: 'DOCUMENT_MALFORMED' },
     { name: 'no quote', run: async () => new QemuTdxValidator({ measurements: expectReal(), collateral: collateralSource([]) }).validate(Buffer.from('{"UserData":"AA=="}'), nonce), code: 'QUOTE_MISSING' },

@@ -5,6 +5,7 @@
  * config's measurements (docs/protocol/tdx-dcap.md).
  */
 import { registerValidator } from '../choose.js';
+import { ConfigfsTsm, CONFIGFS_TSM_REPORT_DIR, NODE_TSM_FS, type ConfigfsTsmOptions, type TsmFileSystem } from '../tsm/configfs-tsm.js';
 import { AttestationError } from '../errors.js';
 import { compareExtraData, makeExtraData } from '../extra-data.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Issuer, type Validator } from '../interfaces.js';
@@ -17,6 +18,7 @@ import { parsePemChain, readPckTcb } from './pck.js';
 import type { TdxCollateralSource, TdxPlatform } from './pcs-collateral.js';
 import { cn } from './pki.js';
 import { parseTdxQuote, type TdxQuote } from './quote.js';
+import type { TdxStatusPolicy } from './status-policy.js';
 import { DcapVerifier, type DcapVerification } from './verifier.js';
 
 /** Produces a TDX quote over 64 bytes of report data (configfs-tsm in a TD). */
@@ -27,6 +29,23 @@ export interface TdxQuoteProvider {
 /** Verifies a quote with collateral at a time (DcapVerifier, or a stand-in in unit tests). */
 export interface TdxQuoteVerifier {
   verify(quote: TdxQuote, collateral: DcapCollateral, at: Date): DcapVerification;
+}
+
+/**
+ * Quotes through configfs-tsm (the `tdx_guest` provider of ../tsm/configfs-tsm.ts): report data
+ * padded to 64 bytes in, the quote from outblob.
+ */
+export class ConfigfsTsmQuoteProvider implements TdxQuoteProvider {
+  readonly #tsm: ConfigfsTsm;
+
+  constructor(root: string = CONFIGFS_TSM_REPORT_DIR, fs: TsmFileSystem = NODE_TSM_FS, options: Pick<ConfigfsTsmOptions, 'devicePath'> = {}) {
+    this.#tsm = new ConfigfsTsm('tdx_guest', { root, fs, ...options });
+  }
+
+  async getQuote(reportData: Buffer, signal?: AbortSignal): Promise<Buffer> {
+    if (reportData.length > 64) throw new AttestationError('ISSUER_FAILED', `report data is ${reportData.length} bytes, at most 64`, { details: { step: 'configfs-tsm report', provider: 'tdx_guest', tsm: 'request-invalid' } });
+    return (await this.#tsm.report(Buffer.concat([reportData, Buffer.alloc(64 - reportData.length)]), undefined, signal)).outblob;
+  }
 }
 
 /** qemu-tdx issuer. */
@@ -49,9 +68,10 @@ export class QemuTdxIssuer implements Issuer {
 }
 
 /** Options of {@link QemuTdxValidator}. */
-export interface QemuTdxValidatorOptions {
+export interface QemuTdxValidatorOptions extends TdxStatusPolicy {
   measurements: ReadonlyMap<number, Measurement>;
   collateral: TdxCollateralSource;
+  /** Default: a DcapVerifier with the embedded Intel root and `acceptedTcbStatuses`. */
   verifier?: TdxQuoteVerifier;
   /** Verification time (default: now). */
   clock?: () => Date;
@@ -64,18 +84,24 @@ export class QemuTdxValidator implements Validator {
   readonly #verifier: TdxQuoteVerifier;
 
   constructor(private readonly options: QemuTdxValidatorOptions) {
-    this.#verifier = options.verifier ?? new DcapVerifier();
+    this.#verifier = options.verifier ?? new DcapVerifier(options.acceptedTcbStatuses ? { acceptedStatuses: options.acceptedTcbStatuses } : {});
   }
 
+  /**
+   * Binding first, then DCAP, then measurements. REPORT_DATA must carry SHA256(userData || nonce)
+   * (it binds the peer's key and our nonce). Checking it before the quote signature is safe (every
+   * check must pass; the order only picks the reported reason) and cheaper: a replayed or
+   * REPORT_DATA-tampered quote is refused as NONCE_MISMATCH without any collateral lookup, where
+   * DCAP alone could only say QUOTE_SIGNATURE_INVALID (docs/adr/0012-tdx-dcap-verifier.md).
+   */
   async validate(document: Uint8Array, nonce: Uint8Array, signal?: AbortSignal): Promise<Uint8Array> {
     const doc = decodeTdxDocument(document);
     const quote = parseTdxQuote(doc.rawQuote);
-    const collateral = await this.options.collateral.collateral(platformOf(quote), signal);
-    this.#verifier.verify(quote, collateral, (this.options.clock ?? (() => new Date()))());
-    // REPORT_DATA must carry SHA256(userData || nonce): binds the peer's key and our nonce.
     if (!compareExtraData(quote.body.reportData, makeExtraData(doc.userData, nonce))) {
       throw new AttestationError('NONCE_MISMATCH', 'TDX quote REPORT_DATA does not bind this nonce and user data', { details: { check: 'report-data' } });
     }
+    const collateral = await this.options.collateral.collateral(platformOf(quote), signal);
+    this.#verifier.verify(quote, collateral, (this.options.clock ?? (() => new Date()))());
     enforceMeasurements(this.options.measurements, tdMeasurements(quote.body), this.options.logger ?? NOP_ATTESTATION_LOGGER);
     return doc.userData;
   }
@@ -92,8 +118,9 @@ export function platformOf(quote: TdxQuote): TdxPlatform {
 
 /**
  * Registers the qemu-tdx validator with the collateral source of this process (the joinservice's
- * ConfigMap-backed cache), so `validatorFor(config)` can build it.
+ * ConfigMap-backed cache) and the operator's TCB status policy, so `validatorFor(config)` can
+ * build it.
  */
-export function registerQemuTdxValidator(collateral: TdxCollateralSource): void {
-  registerValidator('qemu-tdx', (config, logger) => new QemuTdxValidator({ measurements: config.measurements, collateral, logger }));
+export function registerQemuTdxValidator(collateral: TdxCollateralSource, policy: TdxStatusPolicy = {}): void {
+  registerValidator('qemu-tdx', (config, logger) => new QemuTdxValidator({ measurements: config.measurements, collateral, logger, ...policy }));
 }

@@ -59,6 +59,14 @@ describe('DcapVerifier with the real production quote and its PCS collateral', (
   pckTampered[VECTOR_OFFSETS.pckChain + firstB64] = pckTampered[VECTOR_OFFSETS.pckChain + firstB64] === 0x41 ? 0x42 : 0x41;
   const foreignRoot = tdxVector('tcbinfo-issuer-chain.pem').toString('utf8').split('-----END CERTIFICATE-----')[0] + '-----END CERTIFICATE-----\n';
 
+  // The quote header + body and the quote signature share QUOTE_SIGNATURE_INVALID by necessity:
+  // nothing in the quote says what the body should be except the ECDSA signature over it, and a
+  // verify that fails cannot tell which of message or signature changed. DCAP checks no claim of
+  // the body before that signature (unlike SNP's report, whose TCB fields are also in the VCEK),
+  // and evaluating the TCB or measurements of an unauthenticated body would only guess. The one
+  // body field with an independent expected value, REPORT_DATA, is checked by the validator before
+  // DCAP: a REPORT_DATA tamper is NONCE_MISMATCH there (qemu-tdx-dcap.spec.ts), and
+  // docs/adr/0012-tdx-dcap-verifier.md records this.
   const cases: { name: string; run: () => unknown; code: string }[] = [
     { name: 'quote body byte (REPORT_DATA)', run: () => verifier.authenticate(flip(quote, VECTOR_OFFSETS.reportData), collateral, VECTOR_TIME), code: 'QUOTE_SIGNATURE_INVALID' },
     { name: 'quote header byte (user data)', run: () => verifier.authenticate(flip(quote, 30), collateral, VECTOR_TIME), code: 'QUOTE_SIGNATURE_INVALID' },

@@ -1,16 +1,18 @@
 /**
- * Test fixture (spec files only): a directory that behaves like Linux configfs-tsm for the
- * sev_guest provider. Creating an entry directory makes the kernel's attribute files appear
- * (`provider`, `generation`, `privlevel`); writing `inblob` bumps `generation` and makes the
- * "firmware" answer in `outblob` (the report) and `auxblob` (the certificate table). The firmware
- * is either a signer with a synthetic AMD hierarchy or a replay of recorded bytes.
+ * Test fixture (spec files only): a directory that behaves like Linux configfs-tsm for a provider
+ * (`sev_guest` by default, or `tdx_guest`). Creating an entry directory makes the kernel's
+ * attribute files appear (`provider`, `generation`, `privlevel`); each write to `privlevel` or
+ * `inblob` bumps `generation`, and writing `inblob` makes the "firmware" answer in `outblob` (the
+ * SEV-SNP report or the TDX quote) and `auxblob` (SEV-SNP's certificate table, when not empty).
+ * The firmware is a signer with a synthetic hierarchy or a replay of recorded bytes.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { ExtendedReport, TsmFileSystem } from './configfs-tsm.js';
+import type { ExtendedReport } from '../snp/configfs-tsm.js';
+import type { TsmFileSystem } from './configfs-tsm.js';
 
-/** What the fake firmware answers for 64 bytes of REPORT_DATA at a VMPL. */
+/** What the fake firmware answers for 64 bytes of REPORT_DATA at a privilege level (SEV-SNP VMPL; 0 for TDX). */
 export type TsmFirmware = (reportData: Buffer, vmpl: number) => ExtendedReport;
 
 /** Firmware that replays recorded bytes whatever is asked. */
@@ -46,6 +48,7 @@ export class FakeConfigfsTsm implements TsmFileSystem {
 
   async writeFile(path: string, data: Uint8Array): Promise<void> {
     writeFileSync(path, data);
+    if (basename(path) === 'privlevel') this.bump(dirname(path));
     if (basename(path) !== 'inblob') return;
     const entry = dirname(path);
     const vmpl = Number(readFileSync(join(entry, 'privlevel'), 'utf8').trim());
@@ -54,8 +57,13 @@ export class FakeConfigfsTsm implements TsmFileSystem {
     const { report, certTable } = this.firmware(reportData, vmpl);
     writeFileSync(join(entry, 'outblob'), report);
     if (certTable.length > 0) writeFileSync(join(entry, 'auxblob'), certTable);
-    const generation = Number(readFileSync(join(entry, 'generation'), 'utf8').trim()) + 1;
-    writeFileSync(join(entry, 'generation'), `${generation}\n`);
+    this.bump(entry);
+  }
+
+  /** The kernel counts every write to an entry's inputs. */
+  private bump(entry: string): void {
+    const gen = join(entry, 'generation');
+    writeFileSync(gen, `${Number(readFileSync(gen, 'utf8').trim()) + 1}\n`);
   }
 
   async readFile(path: string): Promise<Buffer> {
