@@ -3,8 +3,9 @@
  * collateral served by a local stand-in PCS, at a time inside the collateral's validity: the
  * quote and collateral authenticate against the embedded Intel root, so the validator reaches
  * the TCB evaluation (this platform is below the lowest level: TCB_LEVEL_NOT_FOUND). Proves
- * the collateral path of init/verify/recover for qemu-tdx and azure-tdx, the collateral
- * directory and the offline mode.
+ * the collateral path of init/verify/recover (azure-tdx, which checks its HCL binding after DCAP;
+ * qemu-tdx checks REPORT_DATA first, so the real quote stops there), the collateral directory
+ * and the offline mode.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -58,7 +59,16 @@ describe('CLI TDX validators: Intel PCS collateral, --collateral-dir, --collater
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  for (const [variant, config, document] of DOCUMENTS) {
+  it('qemu-tdx: the real quote does not bind this nonce: NONCE_MISMATCH before any PCS request (its collateral path is in tdx-endpoint.spec.ts, on re-signed quotes)', async () => {
+    const before = pcs.requests.length;
+    const v = await buildCliValidator(DOCUMENTS[0]![1](), { pcs: pcs.pcs, clock: () => VECTOR_TIME, collateralDir: tempDir() });
+    await assert.rejects(v.validator.validate(DOCUMENTS[0]![2], nonce), code('NONCE_MISMATCH'));
+    await v.close();
+    assert.equal(pcs.requests.length, before);
+  });
+
+  // azure-tdx checks the HCL binding after DCAP, so the real quote reaches the collateral and the TCB evaluation.
+  for (const [variant, config, document] of DOCUMENTS.slice(1)) {
     it(`${variant}: collateral fetched from PCS once and kept in the directory; an offline run then needs no PCS`, async () => {
       const dir = tempDir();
       const options: CliValidatorOptions = { pcs: pcs.pcs, clock: () => VECTOR_TIME, collateralDir: dir };
@@ -82,8 +92,8 @@ describe('CLI TDX validators: Intel PCS collateral, --collateral-dir, --collater
 
   it('offline with an empty directory: COLLATERAL_UNAVAILABLE naming the offline cache, PCS not asked', async () => {
     const before = pcs.requests.length;
-    const v = await buildCliValidator(DOCUMENTS[0]![1](), { pcs: pcs.pcs, clock: () => VECTOR_TIME, collateralDir: tempDir(), collateralOffline: true });
-    await assert.rejects(v.validator.validate(DOCUMENTS[0]![2], nonce), (err: Error) => code('COLLATERAL_UNAVAILABLE')(err) && /is not cached and the cache is offline/.test(err.message));
+    const v = await buildCliValidator(DOCUMENTS[1]![1](), { pcs: pcs.pcs, clock: () => VECTOR_TIME, collateralDir: tempDir(), collateralOffline: true });
+    await assert.rejects(v.validator.validate(DOCUMENTS[1]![2], nonce), (err: Error) => code('COLLATERAL_UNAVAILABLE')(err) && /is not cached and the cache is offline/.test(err.message));
     await v.close();
     assert.equal(pcs.requests.length, before);
   });
@@ -91,8 +101,8 @@ describe('CLI TDX validators: Intel PCS collateral, --collateral-dir, --collater
   it('a stored record that was tampered with is not trusted: dropped (offline: unavailable), fetched again online', async () => {
     const dir = tempDir();
     const options: CliValidatorOptions = { pcs: pcs.pcs, clock: () => VECTOR_TIME, collateralDir: dir };
-    const first = await buildCliValidator(DOCUMENTS[0]![1](), options);
-    await assert.rejects(first.validator.validate(DOCUMENTS[0]![2], nonce), code('TCB_LEVEL_NOT_FOUND'));
+    const first = await buildCliValidator(DOCUMENTS[1]![1](), options);
+    await assert.rejects(first.validator.validate(DOCUMENTS[1]![2], nonce), code('TCB_LEVEL_NOT_FOUND'));
     await first.close();
     const file = join(dir, 'tdx-pcs', 'qe-identity.json');
     const record = JSON.parse(readFileSync(file, 'utf8')) as { payload: string };
@@ -103,12 +113,12 @@ describe('CLI TDX validators: Intel PCS collateral, --collateral-dir, --collater
     payload.body = Buffer.from(tampered).toString('base64');
     writeFileSync(file, JSON.stringify({ ...record, payload: Buffer.from(JSON.stringify(payload)).toString('base64') }));
 
-    const offline = await buildCliValidator(DOCUMENTS[0]![1](), { ...options, collateralOffline: true });
-    await assert.rejects(offline.validator.validate(DOCUMENTS[0]![2], nonce), code('COLLATERAL_UNAVAILABLE'));
+    const offline = await buildCliValidator(DOCUMENTS[1]![1](), { ...options, collateralOffline: true });
+    await assert.rejects(offline.validator.validate(DOCUMENTS[1]![2], nonce), code('COLLATERAL_UNAVAILABLE'));
     await offline.close();
     const before = pcs.requests.length;
-    const online = await buildCliValidator(DOCUMENTS[0]![1](), options);
-    await assert.rejects(online.validator.validate(DOCUMENTS[0]![2], nonce), code('TCB_LEVEL_NOT_FOUND'));
+    const online = await buildCliValidator(DOCUMENTS[1]![1](), options);
+    await assert.rejects(online.validator.validate(DOCUMENTS[1]![2], nonce), code('TCB_LEVEL_NOT_FOUND'));
     await online.close();
     assert.deepEqual(pcs.requests.slice(before), ['/tdx/certification/v4/qe/identity']);
   });

@@ -7,6 +7,7 @@
  */
 import { decodePublic, type TpmClient, type TpmtPublic } from '@asterism/tpm';
 import type { AzureTdxConfig } from '../config/types.js';
+import { collateralLookup } from '../collateral/as-attestation-error.js';
 import { AttestationError } from '../errors.js';
 import { goBytes, goBytesValue, goField, parseGoJsonObject } from '../go-json.js';
 import type { TdxCollateralSource } from '../tdx/pcs-collateral.js';
@@ -62,7 +63,7 @@ export async function azureTdxTrustedKey(doc: VtpmAttestationDocument, options: 
   const info = decodeAzureTdxInstanceInfo(doc.instanceInfo);
   const quote = parseTdxQuote(info.attestationReport);
   const verifier = options.verifier ?? dcapVerifierFor(options.config, options);
-  const collateral = await options.collateral.collateral(platformOf(quote), signal);
+  const collateral = await collateralLookup(() => options.collateral.collateral(platformOf(quote), signal));
   verifier.verify(quote, collateral, (options.clock ?? (() => new Date()))());
   checkAzureTdxPolicy(quote, options.config);
   let ak: TpmtPublic;

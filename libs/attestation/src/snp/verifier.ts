@@ -11,6 +11,7 @@
  * is accepted only when every stage passed, the signature included.
  */
 import { createHash } from 'node:crypto';
+import { collateralLookup } from '../collateral/as-attestation-error.js';
 import { AttestationError } from '../errors.js';
 import type { AttestationLogger } from '../interfaces.js';
 import { verifySignerChain, type SignatureMemo } from './chain.js';
@@ -136,17 +137,8 @@ export class SnpVerifier {
   }
 
   /** Collateral lookups: cache errors keep their codes as attestation codes. */
-  private async collateral<T>(lookup: () => Promise<T>): Promise<T> {
-    try {
-      return await lookup();
-    } catch (err) {
-      const e = err as { code?: string; message?: string; details?: Record<string, unknown> };
-      if (err instanceof AttestationError) throw err;
-      if (e.code === 'COLLATERAL_UNAVAILABLE' || e.code === 'COLLATERAL_INVALID') {
-        throw new AttestationError(e.code, e.message ?? String(err), { details: { ...e.details }, cause: err });
-      }
-      throw err;
-    }
+  private collateral<T>(lookup: () => Promise<T>): Promise<T> {
+    return collateralLookup(lookup);
   }
 
   /**

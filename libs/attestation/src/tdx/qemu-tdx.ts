@@ -6,6 +6,7 @@
  */
 import { registerValidator } from '../choose.js';
 import { ConfigfsTsm, CONFIGFS_TSM_REPORT_DIR, NODE_TSM_FS, type ConfigfsTsmOptions, type TsmFileSystem } from '../tsm/configfs-tsm.js';
+import { collateralLookup } from '../collateral/as-attestation-error.js';
 import { AttestationError } from '../errors.js';
 import { compareExtraData, makeExtraData } from '../extra-data.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Issuer, type Validator } from '../interfaces.js';
@@ -100,7 +101,7 @@ export class QemuTdxValidator implements Validator {
     if (!compareExtraData(quote.body.reportData, makeExtraData(doc.userData, nonce))) {
       throw new AttestationError('NONCE_MISMATCH', 'TDX quote REPORT_DATA does not bind this nonce and user data', { details: { check: 'report-data' } });
     }
-    const collateral = await this.options.collateral.collateral(platformOf(quote), signal);
+    const collateral = await collateralLookup(() => this.options.collateral.collateral(platformOf(quote), signal));
     this.#verifier.verify(quote, collateral, (this.options.clock ?? (() => new Date()))());
     enforceMeasurements(this.options.measurements, tdMeasurements(quote.body), this.options.logger ?? NOP_ATTESTATION_LOGGER);
     return doc.userData;
