@@ -38,7 +38,7 @@ import type { Cleaner } from './clean/cleaner.js';
 import { runBootstrapper, type InitService, type NodeControl, type RunResult } from './run.js';
 import { NodeFileWriter } from './state/file-writer.js';
 import { NODE_STATE_PATH, readNodeState } from './state/node-state.js';
-import { writeStatusFile, type NodeStatus } from './status-file.js';
+import { statusWriter, type StatusUpdate } from './status-file.js';
 import { nodePlatformFor, type NodePlatform } from './platform.js';
 
 /** Exit code of a "reboot" in local mode (the supervisor decides whether to start the node again). */
@@ -60,7 +60,7 @@ function loggerFor(config: BootstrapperConfig, secrets: SecretRegistry): Logger 
 }
 
 /** Writes the node's status file (phase, timings, mark); failures are only logged. */
-type StatusWriter = (s: Omit<NodeStatus, 'name' | 'variant' | 'updatedAt'>) => Promise<void>;
+type StatusWriter = (s: StatusUpdate) => Promise<void>;
 
 /** Everything the boot stages share, built once from the flags. */
 interface BootNode {
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
     initServer: (cleaner) => initServerStage(node, cleaner),
     joinClient: (cleaner) =>
       new JoinClient(
-        { ...pick(node, 'lock', 'dialer', 'metadata', 'disk', 'files', 'host', 'hostKey', 'logger'), csr: new KubeletCsrGenerator(), probe: new TcpReadinessProbe(), cluster: node.backend.joiner, onLocked: () => cleaner.clean() },
+        { ...pick(node, 'lock', 'dialer', 'metadata', 'disk', 'files', 'host', 'hostKey', 'logger'), csr: new KubeletCsrGenerator(), probe: new TcpReadinessProbe(), cluster: node.backend.joiner, onLocked: () => cleaner.clean(), onReachable: (at) => void node.status({ phase: 'waiting', joinServiceReachableAt: at.toISOString() }) },
         { joinServicePort: node.cfg.joinServicePort },
       ),
   });
@@ -116,10 +116,7 @@ async function wireNode(cfg: BootstrapperConfig): Promise<BootNode> {
   const logger = loggerFor(cfg, secrets);
   const files = new NodeFileWriter(cfg.stateRoot === '/' ? '' : cfg.stateRoot);
   const statusPath = files.resolve('/run/asterism/status.json');
-  const status: StatusWriter = (s) =>
-    writeStatusFile(statusPath, { name: cfg.nodeName ?? '', variant: cfg.variant.name, ...s }).catch((err: unknown) => {
-      logger.warn('writing status file failed', { err });
-    });
+  const status: StatusWriter = statusWriter(statusPath, { name: cfg.nodeName ?? '', variant: cfg.variant.name }, (err) => logger.warn('writing status file failed', { err }));
   await status({ phase: 'starting' });
   logger.info('bootstrapper starting', { variant: cfg.variant.name, csp: cfg.csp, backend: cfg.backend });
 
