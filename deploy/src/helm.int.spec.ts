@@ -105,6 +105,7 @@ describe('helm charts (real helm 3)', { skip }, () => {
 
     const svc = find(objs, 'Service', 'join-service');
     assert.equal(svc.spec.type, 'NodePort');
+    assert.equal(svc.spec.externalTrafficPolicy, 'Cluster');
     assert.deepEqual(svc.spec.ports, [{ name: 'grpc', protocol: 'TCP', port: 9090, targetPort: 9090, nodePort: 30090 }]);
     assert.deepEqual(svc.spec.selector, { 'k8s-app': 'join-service' });
 
@@ -155,6 +156,7 @@ describe('helm charts (real helm 3)', { skip }, () => {
         // The compatibility switch (docs/adr/0008); written unquoted, YAML reads it as false.
         identityBinding: 'off',
         joinServiceNodePort: 31000,
+        joinServiceExternalTrafficPolicy: 'Local',
         global: { keyServicePort: 9500 },
       }),
     );
@@ -171,6 +173,7 @@ describe('helm charts (real helm 3)', { skip }, () => {
     assert.equal(vols.ssh.hostPath.path, '/var/run/state/ssh');
     assert.equal(ds.spec.template.metadata.annotations, null);
     assert.equal(find(objs, 'Service', 'join-service').spec.ports[0].nodePort, 31000);
+    assert.equal(find(objs, 'Service', 'join-service').spec.externalTrafficPolicy, 'Local');
   });
 
   for (const [variant, csp] of [['qemu-tdx', 'QEMU'], ['azure-tdx', 'Azure']] as const) {

@@ -115,6 +115,7 @@ const joinservice = obj(
     identityBinding: { enum: ['strict', 'off', false], description: 'YAML 1.1 reads an unquoted off as false, which means off too. strict: disks bound to the attestation key and node name of their first join, names and control-plane role from the metadata source (--identity-binding, docs/adr/0008); off: the reference behaviour.' },
     joinServicePort: port('Container port of join.API.'),
     joinServiceNodePort: int('NodePort of Service join-service.', { minimum: 30000, maximum: 32767 }),
+    joinServiceExternalTrafficPolicy: { enum: ['Cluster', 'Local'], description: 'externalTrafficPolicy of Service join-service; Local: only the dialled node\'s pod answers and the peer address is kept.' },
     keyServiceName: str('Service name of the keyservice.', { minLength: 1 }),
     keyServiceEndpoint: str('host:port of the keyservice instead of <keyServiceName>.<namespace>:<port> (clusters without DNS); $(VAR) references to the Service environment are expanded by the kubelet.'),
     kubeadmConfigCMName: str('ConfigMap with the kubeadm ClusterConfiguration.', { minLength: 1 }),

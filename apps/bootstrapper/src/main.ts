@@ -60,7 +60,7 @@ function loggerFor(config: BootstrapperConfig, secrets: SecretRegistry): Logger 
   return createLogger({ component: 'bootstrapper', level: levelFromVerbosity(config.verbosity), secrets, stream, defaultMeta: config.nodeName ? { node: config.nodeName } : {} });
 }
 
-/** Writes the node's status file (phase, timings, mark, refusal counters); failures are only logged. */
+/** Writes the node's status file (phase, timings, milestones, mark, refusal counters); failures are only logged. */
 type StatusWriter = (s: StatusUpdate) => Promise<void>;
 
 /** Everything the boot stages share, built once from the flags. */
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
     initServer: (cleaner) => initServerStage(node, cleaner),
     joinClient: (cleaner) =>
       new JoinClient(
-        { ...pick(node, 'lock', 'dialer', 'metadata', 'disk', 'files', 'host', 'hostKey', 'logger'), csr: new KubeletCsrGenerator(), probe: new TcpReadinessProbe(), cluster: node.backend.joiner, onLocked: () => cleaner.clean() },
+        { ...pick(node, 'lock', 'dialer', 'metadata', 'disk', 'files', 'host', 'hostKey', 'logger'), csr: new KubeletCsrGenerator(), probe: new TcpReadinessProbe(), cluster: node.backend.joiner, onLocked: () => cleaner.clean(), onReachable: (at) => void node.status({ phase: 'waiting', joinServiceReachableAt: at.toISOString() }) },
         { joinServicePort: node.cfg.joinServicePort },
       ),
   });

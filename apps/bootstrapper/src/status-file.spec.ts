@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -100,5 +100,38 @@ describe('NodeStatusFile', () => {
     assert.deepEqual(read(path).refusals, { recoveryServer: { atlsAdmitted: 3, atlsRefused: { ADDRESS_CONNECTION_LIMIT: 5 } } });
     await status.update({ phase: 'rejoined', bootstrapMs: 42 });
     assert.deepEqual(read(path), { ...read(path), name: 'node-0', variant: 'qemu-vtpm', phase: 'rejoined', bootstrapMs: 42, refusals: { recoveryServer: { atlsAdmitted: 3, atlsRefused: { ADDRESS_CONNECTION_LIMIT: 5 } } } });
+  });
+});
+
+describe('NodeStatusFile phases and milestones', () => {
+  const file = (path: string, onError: (err: unknown) => void = (err) => assert.fail(String(err))) => new NodeStatusFile(path, { name: 'worker-0', variant: 'qemu-vtpm' }, onError);
+
+  it('keeps a reported milestone (joinServiceReachableAt) in every later write; other fields are per update', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'status-')), 'run/asterism/status.json');
+    const status = file(path);
+    await status.update({ phase: 'starting' });
+    assert.equal(read(path).joinServiceReachableAt, undefined);
+    await status.update({ phase: 'waiting', joinServiceReachableAt: '2026-11-25T20:00:00.123Z' });
+    await status.update({ phase: 'failed', error: 'x' });
+    await status.update({ phase: 'joined', bootstrapMs: 42 });
+    const s = read(path);
+    assert.deepEqual([s.name, s.variant, s.phase, s.bootstrapMs, s.joinServiceReachableAt, s.error], ['worker-0', 'qemu-vtpm', 'joined', 42, '2026-11-25T20:00:00.123Z', undefined]);
+  });
+
+  it('writes in call order even when the calls are not awaited', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'status-')), 'status.json');
+    const status = file(path);
+    const phases: NodeStatus['phase'][] = ['starting', 'waiting', 'joined'];
+    await Promise.all(phases.map((phase) => status.update({ phase })));
+    assert.equal(read(path).phase, 'joined');
+  });
+
+  it('reports a failed write to onError instead of throwing', async () => {
+    const errors: unknown[] = [];
+    // The status folder's place is taken by a file: mkdir fails with ENOTDIR/EEXIST.
+    const dir = mkdtempSync(join(tmpdir(), 'status-'));
+    writeFileSync(join(dir, 'run'), '');
+    await file(join(dir, 'run/asterism/status.json'), (err) => errors.push(err)).update({ phase: 'starting' });
+    assert.equal(errors.length, 1);
   });
 });

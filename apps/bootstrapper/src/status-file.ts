@@ -23,6 +23,11 @@ export interface NodeStatus {
   clusterId?: string;
   /** Milliseconds from process start to the end of the bootstrap. */
   bootstrapMs?: number;
+  /**
+   * When the JoinClient's readiness probe first saw a joinservice (ISO time): the start of the
+   * join-time measurement "joinservice reachable -> Node Ready" (docs/adr/0019-node-runtime.md).
+   */
+  joinServiceReachableAt?: string;
   error?: string;
   /** Refusals per server that has run in this process (`initServer`, `recoveryServer`). */
   refusals?: Record<string, ServerRefusals>;
@@ -46,16 +51,23 @@ export interface RefusalSource {
 /** The phase and timings part of the status, as the boot stages report it. */
 export type StatusUpdate = Omit<NodeStatus, 'name' | 'variant' | 'updatedAt' | 'refusals'>;
 
+/** Fields that, once reported, stay in every later write of the same process (milestones of this boot). */
+const MILESTONES = ['joinServiceReachableAt'] as const;
+
 /**
- * The node's status file: every update writes the phase plus the current refusal counters of the
- * servers registered so far, and {@link startRefreshing} rewrites it while the node waits, so
- * refusals show up without a phase change. Write failures go to `onError` (never thrown).
+ * The node's status file: every update writes the phase, the milestones reported so far and the
+ * current refusal counters of the servers registered so far, and {@link startRefreshing} rewrites
+ * it while the node waits, so refusals show up without a phase change. Writes run one after the
+ * other in call order (a later phase is never overwritten by an earlier one). Write failures go to
+ * `onError` (a status file is a report, never a reason to stop bootstrapping).
  */
 export class NodeStatusFile {
   readonly #sources = new Map<string, RefusalSource>();
   #last: StatusUpdate = { phase: 'starting' };
+  readonly #kept: Partial<StatusUpdate> = {};
   #written = '';
   #timer: NodeJS.Timeout | undefined;
+  #queue: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly path: string,
@@ -65,7 +77,8 @@ export class NodeStatusFile {
 
   /** Writes a new phase (and the counters as they are now). */
   async update(status: StatusUpdate): Promise<void> {
-    this.#last = status;
+    for (const k of MILESTONES) if (status[k] !== undefined) this.#kept[k] = status[k];
+    this.#last = { ...this.#kept, ...status };
     await this.#write();
   }
 
@@ -101,9 +114,11 @@ export class NodeStatusFile {
     this.#timer = undefined;
   }
 
-  async #write(): Promise<void> {
+  #write(): Promise<void> {
     const refusals = this.refusals();
     this.#written = JSON.stringify(refusals);
-    await writeStatusFile(this.path, { ...this.node, ...this.#last, ...(this.#sources.size > 0 ? { refusals } : {}) }).catch(this.onError);
+    const status = { ...this.node, ...this.#last, ...(this.#sources.size > 0 ? { refusals } : {}) };
+    this.#queue = this.#queue.then(() => writeStatusFile(this.path, status).catch(this.onError));
+    return this.#queue;
   }
 }

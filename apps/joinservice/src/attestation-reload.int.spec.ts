@@ -100,6 +100,7 @@ describe('joinservice: qemu-vtpm attestation config hot reload', { skip }, () =>
     assert.match(String(refusal.error), new RegExp(wrong.slice(0, 8)));
     const metrics = await (await fetch(`http://127.0.0.1:${h.joinservice.jsonLogs().find((l) => l.msg === 'joinservice serving')!.metricsPort as number}/metrics`)).text();
     assert.match(metrics, /joinservice_tickets_refused_total\{kind="attestation",reason="MEASUREMENT_MISMATCH",variant="qemu-vtpm"\} [1-9]/);
+    assert.match(metrics, /joinservice_measurement_mismatches_total\{variant="qemu-vtpm",pcr="4"\} [1-9]/);
 
     await reload(measurements({ 4: pcr4 }));
     const c2 = freshClient();

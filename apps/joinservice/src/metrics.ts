@@ -4,6 +4,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 export class JoinMetrics {
   readonly issued: Counter<'kind' | 'variant'>;
   readonly refused: Counter<'kind' | 'reason' | 'variant'>;
+  readonly measurementMismatches: Counter<'variant' | 'pcr'>;
   readonly duration: Histogram<'kind' | 'outcome'>;
   readonly #registry: Registry;
 
@@ -19,6 +20,12 @@ export class JoinMetrics {
       name: 'joinservice_tickets_refused_total',
       help: 'Refused join/rejoin attempts by kind, reason code and attestation variant (attestation refusals have kind "attestation").',
       labelNames: ['kind', 'reason', 'variant'],
+      registers: [registry],
+    });
+    this.measurementMismatches = new Counter({
+      name: 'joinservice_measurement_mismatches_total',
+      help: 'Enforced measurements that differed in refused attestations, one per register index (pcr: the PCR for vTPM variants, the register index otherwise) and attestation variant.',
+      labelNames: ['variant', 'pcr'],
       registers: [registry],
     });
     this.duration = new Histogram({

@@ -79,20 +79,28 @@ children+=($!)
 # kubeadm wrote, restart after a second whenever the kubelet exits. A configuration from an earlier
 # boot is used only after the bootstrapper signals that this boot's disk key is in (rejoin or
 # recover): on a VM it lies on the locked state disk, so the control plane must stay down until then.
+# kubeadm writes config.yaml, then kubeadm-flags.env (one line ending in a quote) and expects the
+# kubelet right away: the files are checked every 0.1 s, so the kubelet starts within ~0.1 s of
+# them (a 1 s poll cost every join ~0.5 s on average, docs/adr/0019-node-runtime.md).
 touch /run/asterism-boot
+kubelet_configured() {
+  [ -f /var/lib/kubelet/config.yaml ] && grep -qs '^KUBELET_KUBEADM_ARGS=".*"$' /var/lib/kubelet/kubeadm-flags.env
+}
 (
   while true; do
-    if [ -f /var/lib/kubelet/config.yaml ] && [ -f /run/asterism-images-imported ] &&
-      { [ /var/lib/kubelet/config.yaml -nt /run/asterism-boot ] || [ -f /run/asterism-start-kubelet ]; }; then
+    if [ -f /run/asterism-images-imported ] && kubelet_configured &&
+      { [ /var/lib/kubelet/kubeadm-flags.env -nt /run/asterism-boot ] || [ -f /run/asterism-start-kubelet ]; }; then
       KUBELET_KUBEADM_ARGS=""
       # shellcheck source=/dev/null
-      [ -f /var/lib/kubelet/kubeadm-flags.env ] && . /var/lib/kubelet/kubeadm-flags.env
+      . /var/lib/kubelet/kubeadm-flags.env
+      log "starting the kubelet"
       # shellcheck disable=SC2086
       kubelet --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf \
         --config=/var/lib/kubelet/config.yaml $KUBELET_KUBEADM_ARGS >> /var/log/kubelet.log 2>&1 || true
       echo "kubelet exited" >> /var/log/kubelet.log
+      sleep 1
     fi
-    sleep 1
+    sleep 0.1
   done
 ) &
 children+=($!)

@@ -205,6 +205,18 @@ describe('JoinClient (TestClient)', () => {
     assert.equal(s.dialed.length, 0);
   });
 
+  it('reports the moment a joinservice first answered the probe, once, before any ticket is asked for', async () => {
+    const s = setup('Worker', { unreachableProbes: 3, ticketFailures: 2 });
+    const reached: Array<{ at: Date; dialedBefore: number; probedBefore: number }> = [];
+    s.deps.onReachable = (at) => reached.push({ at, dialedBefore: s.dialed.length, probedBefore: s.probed.length });
+    const started = Date.now();
+    assert.equal(await s.client.start(), 'joined');
+    assert.equal(reached.length, 1, 'once, although the ticket took 3 rounds of probing');
+    assert.equal(reached[0]!.dialedBefore, 0);
+    assert.ok(reached[0]!.probedBefore > 3, 'after the unreachable probes');
+    assert.ok(reached[0]!.at.getTime() >= started && reached[0]!.at.getTime() <= Date.now());
+  });
+
   it('makes the kubelet CSR once, however many attempts the ticket takes', async () => {
     const s = setup('Worker', { ticketFailures: 3 });
     let made = 0;

@@ -48,6 +48,8 @@ export interface JoinClientDeps {
   cluster: ClusterJoiner;
   /** Called once the node is locked for this join (stops the InitServer). */
   onLocked: () => void;
+  /** Called once, when the readiness probe first sees a joinservice (the start of the join-time measurement). */
+  onReachable?: (at: Date) => void;
   logger: Logger;
 }
 
@@ -129,9 +131,15 @@ export class JoinClient {
     // 2. Find a joinservice that issues a ticket. The request material is made once.
     const material = await this.requestMaterial(self);
     this.#backoff.reset();
+    let reached = false;
     for (;;) {
       const endpoints = await waitForReachable(() => this.endpoints(), d.probe, this.signal, this.options.reachable);
       if (!endpoints) return 'stopped';
+      if (!reached) {
+        reached = true;
+        d.logger.info('joinservice reachable', { endpoints });
+        d.onReachable?.(new Date());
+      }
       const got = await this.tryEndpoints(endpoints, diskUuid, self, material);
       if (got) return this.startNodeAndJoin(got.ticket, { ...self, joinId: got.joinId, kubeletKeyPem: material.kubeletKeyPem });
       if (!(await sleep(this.#backoff.next(), this.signal))) return 'stopped';
@@ -153,6 +161,7 @@ export class JoinClient {
     const d = this.deps;
     for (const endpoint of endpoints) {
       const joinId = randomUUID();
+      const asked = performance.now();
       try {
         const timeout = AbortSignal.timeout(this.options.rpcTimeoutMs ?? 30_000);
         const ticket = await d.dialer.issueJoinTicket(
@@ -160,11 +169,11 @@ export class JoinClient {
           { diskUuid, certificateRequest: m.csrDer, isControlPlane: self.role === 'ControlPlane', hostPublicKey: m.hostPublicKey, hostCertificatePrincipals: m.principals },
           { joinId, signal: AbortSignal.any([timeout, this.signal]) },
         );
-        d.logger.info('received join ticket', { endpoint, joinId });
+        d.logger.info('received join ticket', { endpoint, joinId, durationMs: Math.round(performance.now() - asked) });
         return { ticket, joinId };
       } catch (err) {
         if (this.signal.aborted) return undefined;
-        d.logger.warn('join ticket request failed', { endpoint, joinId, err });
+        d.logger.warn('join ticket request failed', { endpoint, joinId, durationMs: Math.round(performance.now() - asked), err });
       }
     }
     return undefined;

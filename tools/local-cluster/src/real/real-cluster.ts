@@ -19,6 +19,7 @@ import { createHostKey, createStateDisk, startSwtpm } from '../machine.js';
 import { attestationConfigJson, measureBoot } from '../measured-boot.js';
 import { writeMetadataFile } from '../metadata-file.js';
 import { createNodeCgroups, destroyNodeCgroups } from './cgroups.js';
+import { clusterMemory, formatMemory } from './memory.js';
 import { startForward, type Forward } from './forwarder.js';
 import { LocalNetwork, namespaceExists, NETWORK, nodeAddress } from './network.js';
 import { writeNodeConfig } from './node-config.js';
@@ -111,6 +112,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   const names = nodes.filter((n) => !o.tamper?.includes(n.name)).map((n) => n.name);
   await stage(say, 'nodes bootstrapped (init / join by attestation)', () => waitForNodes(layout, names, o.timeoutMs ?? 300_000, say, layout.hostKubeconfig));
   await stage(say, 'nodes Ready (kubelets)', () => Promise.all(names.map((n) => waitForReady(layout.hostKubeconfig, n, o.timeoutMs ?? 300_000))));
+  for (const line of formatMemory(await clusterMemory(layout.hostKubeconfig, nodes.map((n) => n.name)))) say(`memory (RSS) ${line}`);
   return state;
 }
 
@@ -174,9 +176,13 @@ export function localHelmValues(first: NodeSpec): Record<string, unknown> {
   return {
     joinservice: {
       keyServiceEndpoint: '$(KEY_SERVICE_SERVICE_HOST):$(KEY_SERVICE_SERVICE_PORT)',
+      // A control plane's NodePort reaches only its own joinservice pod: the control plane a
+      // joining node dials (from metadata, one after the other) is the one that serves it, and a
+      // control plane without a ready pod drops the connection (docs/adr/0019-node-runtime.md).
+      joinServiceExternalTrafficPolicy: 'Local',
       // The pod has no metadata source for the nodes (no qemu metadata API, the metadata file is
-      // on the host) and sees NodePort peers after kube-proxy's SNAT, so it cannot name peers by IP
-      // (docs/adr/0008 "Real-node local cluster"): the reference behaviour until it can.
+      // on the host), so it cannot name peers by IP (docs/adr/0008 "Real-node local cluster"):
+      // the reference behaviour until it can.
       identityBinding: 'off',
       extraArgs: [`--api-server-endpoint=${first.ip}:6443`],
     },

@@ -14,16 +14,27 @@ import { apiClusterObjects, ApiServerReadiness, type ClusterObjectsWriter } from
 import { cloudProviderFlag, initConfiguration, joinConfiguration, KUBEADM } from './configs.js';
 import { issueOwnKubeletCertificate } from './own-kubelet-cert.js';
 
-/** Runs a program and returns its stdout; rejects with stderr's tail on a non-zero exit. */
-export type CommandRunner = (binary: string, args: string[], signal?: AbortSignal) => Promise<string>;
+/**
+ * Runs a program and returns its stdout; rejects with stderr's tail on a non-zero exit. `onLine`,
+ * when given, sees each complete stdout line as it arrives (kubeadm's phase progress).
+ */
+export type CommandRunner = (binary: string, args: string[], signal?: AbortSignal, onLine?: (line: string) => void) => Promise<string>;
 
 /** The default runner: spawn, collect output, fail with the last lines of stderr. */
-export const spawnRunner: CommandRunner = (binary, args, signal) =>
+export const spawnRunner: CommandRunner = (binary, args, signal, onLine) =>
   new Promise((resolve, reject) => {
     const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(signal ? { signal } : {}) });
     let out = '';
     let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    let seen = 0;
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (!onLine) return;
+      const end = out.lastIndexOf('\n');
+      if (end < seen) return;
+      for (const line of out.slice(seen, end).split('\n')) if (line) onLine(line);
+      seen = end + 1;
+    });
     child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-8192)));
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${binary} ${args.join(' ')} exited ${code}: ${failureSummary(err)}`))));
@@ -153,13 +164,13 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
       await stage('writing audit policy', () => this.writeAuditPolicy());
       await stage('recreating manifests folder', () => this.recreateManifests());
       const args = ['join', '-v=5', `--config=${config}`, ...(req.role === 'ControlPlane' ? ['--skip-phases=control-plane-prepare/download-certs'] : [])];
-      await stage('kubeadm join', () => this.kubeadm(args, signal, log));
+      await stage('kubeadm join', () => this.kubeadm(args, signal, phaseProgress(log, 'kubeadm join progress'), log));
     });
   }
 
-  private kubeadm(args: string[], signal?: AbortSignal, log: Logger = this.o.logger): Promise<string> {
+  private kubeadm(args: string[], signal?: AbortSignal, onLine?: (line: string) => void, log: Logger = this.o.logger): Promise<string> {
     log.info('running kubeadm', { args: args.join(' ') });
-    return this.run(this.o.kubeadm, args, signal);
+    return this.run(this.o.kubeadm, args, signal, onLine);
   }
 
   private async writeAuditPolicy(): Promise<void> {
@@ -184,4 +195,20 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
       await rm(dir, { recursive: true, force: true });
     }
   }
+}
+
+/** A bootstrap token (`<id>.<secret>`) anywhere in a line. */
+const BOOTSTRAP_TOKEN = /\b[a-z0-9]{6}\.[a-z0-9]{16}\b/g;
+
+/**
+ * Logs kubeadm's `[phase] text` stdout lines with the milliseconds since the command started, so
+ * the log shows where a join spends its time (docs/adr/0019-node-runtime.md); anything shaped like a
+ * bootstrap token is replaced before logging.
+ */
+export function phaseProgress(logger: Logger, event: string): (line: string) => void {
+  const started = performance.now();
+  return (line) => {
+    const m = /^\[([a-z-]+)\] (.+)$/.exec(line.trim());
+    if (m) logger.info(event, { phase: m[1], line: m[2]!.replace(BOOTSTRAP_TOKEN, '<token>'), atMs: Math.round(performance.now() - started) });
+  };
 }
