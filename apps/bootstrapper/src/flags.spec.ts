@@ -24,16 +24,23 @@ describe('bootstrapper flags', () => {
     assert.equal(parseFlags(['--attestation-variant', 'dummy', '--state-disk-pbkdf', 'benchmarked'], {})!.stateDiskPbkdf, 'benchmarked');
   });
 
-  it('serves the verification service by default on the local backend only (kubeadm: when a port is given)', () => {
+  it('serves the verification service on the local backend only (kubeadm: the chart\'s DaemonSet, docs/adr/0028)', () => {
+    const local = ['--k8s-backend=local', '--metadata=file:/m.json', '--node-name=n'];
     const cases: Array<[string, string[], number, number]> = [
-      ['local backend default', ['--k8s-backend=local', '--metadata=file:/m.json', '--node-name=n'], 30081, 30080],
+      ['local backend default', local, 30081, 30080],
+      ['local backend, other ports', [...local, '--verify-grpc-port=31081', '--verify-http-port=31080'], 31081, 31080],
+      ['local backend, off', [...local, '--verify-grpc-port=0'], 0, 30080],
       ['kubeadm default: off', [], 0, 30080],
-      ['kubeadm with ports', ['--verify-grpc-port=30081', '--verify-http-port=30080'], 30081, 30080],
+      ['kubeadm, explicitly off', ['--verify-grpc-port=0'], 0, 30080],
     ];
     for (const [name, args, grpcPort, httpPort] of cases) {
       const c = parseFlags(['--attestation-variant=dummy', ...args], {})!;
       assert.deepEqual([c.verifyGrpcPort, c.verifyHttpPort], [grpcPort, httpPort], name);
     }
+    assert.throws(
+      () => parseFlags(['--attestation-variant=dummy', '--verify-grpc-port=30081'], {}),
+      (e: unknown) => e instanceof FlagError && /--verify-grpc-port is for the local backend: kubeadm nodes get the verification service from the asterism-services chart/.test(e.message),
+    );
   });
 
   it('explains what is wrong', () => {

@@ -1,8 +1,9 @@
 import { isIP } from 'node:net';
-import { Variant } from '@asterism/attestation';
+import type { Variant } from '@asterism/attestation';
 import { parseCloudKind } from '@asterism/metadata';
 import { FlagError, intFlag as int, parseGoFlags } from '@asterism/service-runtime';
 import { STATE_DISK_PBKDF_PRESETS, type StateDiskPbkdfPreset } from './disk/state-disk.js';
+import { attestationVariant, tpmFlag } from './platform-flags.js';
 
 /** Bootstrapper configuration: the reference's `-v` and environment (docs/protocol/bootstrapper.md) plus Asterism's paths. */
 export interface BootstrapperConfig {
@@ -51,7 +52,7 @@ export interface BootstrapperConfig {
   kubeProxyConntrackMaxPerCore: number | undefined;
   /** recoverproto.API port while a rebooted node waits for its disk key (0 = off). */
   recoveryPort: number;
-  /** Verification service ports (gRPC, HTTP) a running local-backend node serves (0 = off). */
+  /** Verification service ports (gRPC, HTTP) a running local-backend node serves (0 = off; always 0 on kubeadm). */
   verifyGrpcPort: number;
   verifyHttpPort: number;
 }
@@ -109,10 +110,11 @@ Flags (environment in brackets):
                                  kernel's limit (needed when the node is a network namespace)
   --recovery-port <n>            recoverproto.API port on --init-host while a rebooted node waits
                                  for its disk key, 0 = off (default 9999)
-  --verify-grpc-port <n>         verification service gRPC port on --init-host, served after
-                                 bootstrapping; 0 = off (default 30081 with the local backend, 0
-                                 with kubeadm, where the chart's pod usually serves it)
-  --verify-http-port <n>         verification service HTTP port (default 30080)
+  --verify-grpc-port <n>         local backend: verification service gRPC port on --init-host,
+                                 served after bootstrapping; 0 = off (default 30081). kubeadm
+                                 nodes get it from the chart's verification-service DaemonSet and
+                                 refuse the flag (docs/adr/0028)
+  --verify-http-port <n>         local backend: verification service HTTP port (default 30080)
   -h, --help                     show this help`;
 
 export { FlagError };
@@ -171,15 +173,6 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
   return { verbosity: int('v', values.v, 0, -10, 10), variant, ...platform, ...node, backend, ...ports(values), ...kubernetes(values, backend) };
 }
 
-function attestationVariant(raw: string | undefined): Variant {
-  if (!raw) throw new FlagError('the attestation variant is required (--attestation-variant or CONSTEL_ATTESTATION_VARIANT)');
-  try {
-    return Variant.fromString(raw);
-  } catch (err) {
-    throw new FlagError(`attestation variant: ${(err as Error).message}`);
-  }
-}
-
 /** `--csp`, `--metadata` and `--cloud-api-url`, which must agree with each other. */
 function cloudPlatform(values: FlagValues, env: NodeJS.ProcessEnv): Pick<BootstrapperConfig, 'csp' | 'metadata' | 'cloudApiUrl' | 'nodeName'> {
   const csp = values.csp ?? env.CONSTEL_CSP ?? 'QEMU';
@@ -200,8 +193,7 @@ function nodeSettings(values: FlagValues) {
   if (initSystem !== 'systemd' && initSystem !== 'none') throw new FlagError(`unknown --init-system "${initSystem}": want systemd or none`);
   const joinSource = values['join-source-address'];
   if (joinSource !== undefined && isIP(joinSource) === 0) throw new FlagError(`invalid --join-source-address "${joinSource}": want an IP address`);
-  const tpm = values.tpm ?? '/dev/tpmrm0';
-  if (!/^(\/.+|unix:.+|tcp:[^:]+:\d+)$/.test(tpm)) throw new FlagError(`invalid --tpm "${tpm}": want a device path, unix:<path> or tcp:<host>:<port>`);
+  const tpm = tpmFlag(values.tpm);
   return {
     stateRoot: values['state-root'] ?? '/',
     tpm,
@@ -236,8 +228,21 @@ function kubernetes(values: FlagValues, backend: BootstrapperConfig['backend']) 
     imageRepository: values['image-repository'] || undefined,
     kubeProxyConntrackMaxPerCore: conntrack === undefined ? undefined : int('kube-proxy-conntrack-max-per-core', conntrack, 0, 0, 1 << 20),
     recoveryPort: int('recovery-port', values['recovery-port'], 9999, 0, 65535),
-    verifyGrpcPort: int('verify-grpc-port', values['verify-grpc-port'], backend === 'local' ? 30081 : 0, 0, 65535),
+    verifyGrpcPort: verifyGrpcPort(values, backend),
     verifyHttpPort: int('verify-http-port', values['verify-http-port'], 30080, 0, 65535),
     ignorePreflightErrors: (values['ignore-preflight-errors'] ?? '').split(',').map((s) => s.trim()).filter(Boolean),
   } satisfies Partial<BootstrapperConfig>;
+}
+
+/**
+ * The local backend's bootstrapper serves the verification service (no pods there). A kubeadm
+ * node gets it from the chart's DaemonSet and its bootstrapper exits after bootstrapping, so a
+ * port there would only shadow the NodePort (docs/adr/0028).
+ */
+function verifyGrpcPort(values: FlagValues, backend: BootstrapperConfig['backend']): number {
+  const port = int('verify-grpc-port', values['verify-grpc-port'], backend === 'local' ? 30081 : 0, 0, 65535);
+  if (backend === 'kubeadm' && port !== 0) {
+    throw new FlagError('--verify-grpc-port is for the local backend: kubeadm nodes get the verification service from the asterism-services chart (verification-service DaemonSet)');
+  }
+  return port;
 }

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { VtpmIssuer, type Issuer } from '@asterism/attestation';
+import type { Issuer } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
 import type { MetadataProvider } from '@asterism/metadata';
@@ -34,7 +34,7 @@ import { clusterBindingStore, InitDiskBinder } from './node-identity/init-disk-b
 import { EmergencySshSetup, HostKeyFile } from './node-identity/ssh.js';
 import { RecoveryServer } from './recovery/recovery-server.js';
 import { raceForDiskKey } from './recovery/unlock-race.js';
-import { perCallIssuer, startVerificationService } from './verify/start.js';
+import { releaseAttestationKeys, startVerificationService } from './verify/start.js';
 import type { Cleaner } from './clean/cleaner.js';
 import { runBootstrapper, type InitService, type NodeControl, type RunResult } from './run.js';
 import { NodeFileWriter } from './state/file-writer.js';
@@ -229,11 +229,6 @@ async function initServerStage(node: BootNode, cleaner: Cleaner): Promise<InitSe
   };
 }
 
-/** Flushes the attestation key a vTPM issuer keeps loaded (the TPM outlives this process). */
-async function releaseAttestationKeys(issuer: Issuer): Promise<void> {
-  if (issuer instanceof VtpmIssuer) await issuer.releaseAttestationKeys().catch(() => 0);
-}
-
 /** Status and log line with the mark; then exit, unless this process must stay as the node's agent (residency.ts) until SIGTERM. */
 async function finishBoot(node: BootNode, result: RunResult, started: number, session: RejoinSession): Promise<void> {
   const { cfg, logger, platform } = node;
@@ -251,19 +246,8 @@ async function finishBoot(node: BootNode, result: RunResult, started: number, se
     setImmediate(() => process.exit(0));
     return;
   }
+  // Local backend only: this process is the node's agent (and node 0's control-plane supervisor).
   logger.info('bootstrapper staying resident', { reason: stay });
-  if (cfg.backend === 'kubeadm') {
-    // Real node: only the verification service stays, opening the TPM per document.
-    await session.recovery?.close();
-    await releaseAttestationKeys(node.issuer);
-    await platform.close();
-    const verification = await startVerificationService(cfg, perCallIssuer(cfg, node.issuer), logger);
-    handleShutdownSignals(logger, async () => {
-      await verification?.close();
-    });
-    return;
-  }
-  // Local backend: this process is the node's agent (and node 0's control-plane supervisor).
   const verification = await startVerificationService(cfg, node.issuer, logger);
   handleShutdownSignals(logger, async () => {
     session.rejoiner?.stop();

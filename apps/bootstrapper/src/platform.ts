@@ -23,6 +23,9 @@ export interface NodePlatform {
   close(): Promise<void>;
 }
 
+/** What the platform is built from: the bootstrapper's flags, or the verification service's (verify/flags.ts). */
+export type NodePlatformConfig = Pick<BootstrapperConfig, 'variant' | 'stateRoot' | 'tpm' | 'csp' | 'metadata'>;
+
 /**
  * Where the issuers find the node's interfaces: configfs-tsm under `--state-root`, and on AWS,
  * Azure or GCP the instance metadata service `--metadata` names (default: the cloud's own).
@@ -37,7 +40,7 @@ export function nodeInterfaces(config: Pick<BootstrapperConfig, 'stateRoot' | 'm
  * in fake sysfs/configfs folders. `onLeftoversFlushed` reports transient TPM objects an earlier
  * run left behind.
  */
-export function nodePlatformFor(config: BootstrapperConfig, onLeftoversFlushed: (count: number) => void): NodePlatform {
+export function nodePlatformFor(config: NodePlatformConfig, onLeftoversFlushed: (count: number) => void): NodePlatform {
   const variant = config.variant.name;
   if (variant === 'qemu-tdx') {
     const rtmrs = new SysfsRtmrDevice(join(config.stateRoot, TDX_MEASUREMENTS_DIR));

@@ -9,8 +9,8 @@ describe('residencyReason', () => {
     ['local rejoined node, nothing to serve: exits', { result: 'rejoined' }, undefined],
     ['local node serving verification: stays', { verificationPort: 30081 }, 'verification service'],
     ['local init node with the control plane: stays', { result: 'initialized', supervisesControlPlane: true }, 'control-plane services'],
-    ['kubeadm node with --verify-grpc-port: stays for the verification service (ADR 0028)', { backend: 'kubeadm', verificationPort: 30081 }, 'verification service'],
-    ['kubeadm node without a verification port: exits', { backend: 'kubeadm' }, undefined],
+    ['kubeadm joined node: exits (the chart\'s DaemonSet serves verification, ADR 0028)', { backend: 'kubeadm' }, undefined],
+    ['kubeadm rejoined node: exits', { backend: 'kubeadm', result: 'rejoined' }, undefined],
     ['kubeadm init node: exits', { backend: 'kubeadm', result: 'initialized' }, undefined],
     ['stopped: exits', { result: 'stopped', supervisesControlPlane: true, verificationPort: 30081 }, undefined],
   ];

@@ -6,10 +6,7 @@ export interface ResidencyFacts {
   result: RunResult;
   /** The local backend's init node runs the control plane, keyservice and joinservice as children. */
   supervisesControlPlane: boolean;
-  /**
-   * The verification service's gRPC port (0 = off), on either backend: local nodes serve it by
-   * default, kubeadm nodes only with `--verify-grpc-port` (docs/adr/0028).
-   */
+  /** Local backend: the verification service port (0 = off); it stands in for the chart's per-node pod. */
   verificationPort: number;
 }
 
@@ -21,13 +18,12 @@ export type ResidencyReason = 'control-plane services' | 'verification service';
  * where it supervises local services: on the local backend the init node's control plane and
  * services are its children, and every node serves the verification service unless that is off.
  * On the kubeadm backend the init system (systemd, or tools/local-cluster's node.sh) runs the
- * kubelet and the cluster runs the services as pods, so the process ends unless
- * `--verify-grpc-port` makes it serve the verification service (docs/adr/0028).
+ * kubelet and the cluster runs the services as pods, the verification service included (the
+ * chart's DaemonSet, docs/adr/0028), so the process always ends.
  */
 export function residencyReason(f: ResidencyFacts): ResidencyReason | undefined {
   if (f.result === 'stopped' || f.result === 'failed') return undefined;
-  // kubeadm: only an explicitly enabled verification service keeps the process (docs/adr/0028).
-  if (f.backend === 'kubeadm') return f.verificationPort !== 0 ? 'verification service' : undefined;
+  if (f.backend === 'kubeadm') return undefined;
   if (f.supervisesControlPlane) return 'control-plane services';
   if (f.verificationPort !== 0) return 'verification service';
   return undefined;

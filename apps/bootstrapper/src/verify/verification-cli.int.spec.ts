@@ -1,9 +1,10 @@
 /**
- * The verification service as a kubeadm-backend node serves it after bootstrapping (a TPM
- * connection per document, docs/adr/0028) against the real `asterism verify --endpoint` process:
- * a swtpm vTPM with boot PCRs and PCR 15 marked with a cluster ID; right / wrong `--cluster-id`,
- * `-o json`, a replayed document (attestation failure), a PCR extended on the running node's TPM while it serves (possible only because the
- * service does not hold the single swtpm connection), an unreachable endpoint. Loopback only.
+ * The verification-service program (verify/main.ts, what the chart's DaemonSet pod runs) as a
+ * process on a swtpm vTPM with boot PCRs and PCR 15 marked with a cluster ID, against the real
+ * `asterism verify --endpoint` process: right / wrong `--cluster-id`, `-o json`, the HTTP
+ * endpoint, a replayed document (attestation failure), a PCR extended on the node's TPM while the
+ * service runs (possible only because it opens the single swtpm connection per document and
+ * closes it after), an unreachable endpoint, bad flags, SIGTERM. Loopback only.
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
@@ -11,15 +12,16 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { QemuVtpmIssuer } from '@asterism/attestation';
+import { Variant } from '@asterism/attestation';
+import { encodeBase64UrlPadded } from '@asterism/crypto';
 import { createNopLogger } from '@asterism/logger';
-import { missingComponent, runCaptured, WORKSPACE_ROOT } from '@asterism/testing';
-import { SocketTransport, TPM_ALG, TpmClient } from '@asterism/tpm';
+import { missingComponent, runCaptured, ServiceProcess, startTsProcess, WORKSPACE_ROOT } from '@asterism/testing';
+import { SocketTransport, TPM_ALG, TPM_HT, TpmClient } from '@asterism/tpm';
 import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT, type Swtpm } from '@asterism/tpm/testing';
-import { SharedTpm } from '../tpm/tpm-opener.js';
-import { PerCallIssuer } from './per-call-issuer.js';
+import { perCallIssuer } from './start.js';
 import { VerificationService } from './verification-service.js';
 
+const ENTRY = 'apps/bootstrapper/src/verify/main.ts';
 const skip = swtpmAvailable() ? false : missingComponent('swtpm', SWTPM_INSTALL_HINT);
 const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
 
@@ -35,12 +37,13 @@ async function extend(socket: string, pcr: number, label: string): Promise<void>
   }
 }
 
-describe('verification service with a per-document TPM connection + asterism verify --endpoint', { skip }, () => {
+describe('verification-service program (per-document TPM connection) + asterism verify --endpoint', { skip }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'verify-cli-'));
   const clusterId = randomBytes(32);
   let swtpm: Swtpm;
-  let service: VerificationService;
+  let service: ServiceProcess;
   let replaying: VerificationService;
+  let httpPort: number;
   let endpoint: string;
   let replayEndpoint: string;
   const configFile = join(dir, 'attestation-config.json');
@@ -61,19 +64,18 @@ describe('verification service with a per-document TPM connection + asterism ver
     writeFileSync(configFile, JSON.stringify({ measurements }));
 
     const spec = `unix:${swtpm.socketPath}`;
-    const variant = new QemuVtpmIssuer(async () => Promise.reject(new Error('unused'))).variant;
-    const issuer = new PerCallIssuer(variant, () => {
-      const t = new SharedTpm(spec);
-      return { issuer: new QemuVtpmIssuer(t.open), close: () => t.close() };
-    });
-    service = new VerificationService(issuer, createNopLogger());
-    endpoint = `127.0.0.1:${(await service.listen('127.0.0.1', { grpc: 0, http: 0 })).grpc}`;
+    service = startTsProcess(ENTRY, ['--attestation-variant=qemu-vtpm', `--tpm=${spec}`, '--host=127.0.0.1', '--grpc-port=0', '--http-port=0']);
+    const serving = await service.waitForLog((l) => l.msg === 'verification service serving', 60_000);
+    assert.deepEqual([serving.component, serving.variant, serving.tpm], ['verification-service', 'qemu-vtpm', spec]);
+    endpoint = `127.0.0.1:${serving.grpc as number}`;
+    httpPort = serving.http as number;
     // A node that answers with a document over another nonce (a replay): its quote is genuine.
-    replaying = new VerificationService({ variant, issue: (userData) => issuer.issue(userData, Buffer.alloc(32, 7)) }, createNopLogger());
+    const issuer = perCallIssuer({ variant: Variant.fromString('qemu-vtpm'), stateRoot: '/', tpm: spec, csp: 'QEMU', metadata: '' });
+    replaying = new VerificationService({ variant: issuer.variant, issue: (userData) => issuer.issue(userData, Buffer.alloc(32, 7)) }, createNopLogger());
     replayEndpoint = `127.0.0.1:${(await replaying.listen('127.0.0.1', { grpc: 0, http: 0 })).grpc}`;
   });
   after(async () => {
-    await service?.close();
+    await service?.stop();
     await replaying?.close();
     await swtpm?.stop();
   });
@@ -108,6 +110,35 @@ describe('verification service with a per-document TPM connection + asterism ver
     assert.match(r.stderr, /no attestation from the verification service at 127\.0\.0\.1:1/);
   });
 
+  it('HTTP: GET /?nonce= answers {"data": <document>}; between documents the TPM holds no object and no connection', async () => {
+    const nonce = randomBytes(32);
+    const res = await fetch(`http://127.0.0.1:${httpPort}/?nonce=${encodeBase64UrlPadded(nonce)}`);
+    assert.equal(res.status, 200);
+    const doc = Buffer.from(((await res.json()) as { data: string }).data, 'base64');
+    assert.ok(doc.length > 500, `document of ${doc.length} bytes`);
+    // swtpm serves one connection: this one is served at once, and finds no attestation key left loaded.
+    const tpm = new TpmClient(await SocketTransport.connect({ path: swtpm.socketPath }, { timeoutMs: 5_000 }));
+    try {
+      assert.deepEqual(await tpm.listHandles(TPM_HT.TRANSIENT << 24), []);
+    } finally {
+      await tpm.transport.close();
+    }
+  });
+
+  it('bad flags: exit 2 with the reason and the usage', async () => {
+    for (const [args, reason] of [
+      [['--tpm=unix:/x'], /the attestation variant is required/],
+      [['--attestation-variant=qemu-vtpm', '--tpm=swtpm'], /invalid --tpm "swtpm"/],
+      [['--attestation-variant=qemu-vtpm', '--host=node-0'], /invalid --host "node-0": want an IP address/],
+      [['--attestation-variant=qemu-vtpm', '--grpc-port=9000', '--http-port=9000'], /--grpc-port and --http-port are both 9000/],
+    ] as const) {
+      const r = await runCaptured(process.execPath, ['--import', 'tsx', join(WORKSPACE_ROOT, ENTRY), ...args], { timeoutMs: 60_000 });
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, reason);
+      assert.match(r.stderr, /Usage: verification-service/);
+    }
+  });
+
   // Last: it changes the TPM for good.
   it('a PCR extended on the running node\'s TPM while it serves: refused, exit 1, naming PCR 9', async () => {
     await extend(swtpm.socketPath, 9, 'unexpected initrd module');
@@ -115,5 +146,11 @@ describe('verification service with a per-document TPM connection + asterism ver
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.match(r.stdout, / {2}9 {2}MISMATCH +expected [0-9a-f]{64}/);
     assert.match(r.stdout, /is refused/);
+  });
+
+  it('stops cleanly on SIGTERM', async () => {
+    const exit = await service.stop('SIGTERM');
+    assert.equal(exit.code, 0, service.allOutput());
+    assert.ok(service.jsonLogs().some((l) => l.msg === 'shutdown complete'));
   });
 });

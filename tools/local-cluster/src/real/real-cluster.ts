@@ -28,7 +28,7 @@ import { writeNodeConfig } from './node-config.js';
 export const API_FORWARD_PORT = 16443;
 /** Host port of the joinservice NodePort forward. */
 export const JOIN_FORWARD_PORT = 30090;
-/** Verification service ports on every real node's address (the reference's NodePorts). */
+/** NodePorts of the chart's verification-service Service on every real node's address (the reference's). */
 export const VERIFY_GRPC_PORT = 30081;
 export const VERIFY_HTTP_PORT = 30080;
 const NODE_SCRIPT = join(WORKSPACE_ROOT, 'tools/local-cluster/node/node.sh');
@@ -161,10 +161,8 @@ function bootstrapperArgs(layout: ClusterLayout, node: NodeSpec, binDir: string)
     '--kube-proxy-conntrack-max-per-core=0',
     `--log-file=${layout.log(node.name, 'bootstrapper.json')}`,
     `--address=${node.ip}`,
-    // The verification service (docs/protocol/verification.md) at the reference's NodePorts, served
-    // by the bootstrapper after bootstrapping.
-    `--verify-grpc-port=${VERIFY_GRPC_PORT}`,
-    `--verify-http-port=${VERIFY_HTTP_PORT}`,
+    // No --verify-grpc-port: the chart's verification-service DaemonSet serves every node, so the
+    // bootstrapper exits once the node is bootstrapped (docs/adr/0028).
   ];
 }
 
