@@ -1,13 +1,13 @@
 /**
- * `npx tsx deploy/src/bundle-cli.ts [app...]` — bundles the named apps (default: every app that
- * has an `apps/<app>/src/main.ts`) into `dist/<app>/main.mjs`. Used by the nx `bundle` targets.
+ * `npx tsx deploy/src/bundle-cli.ts [app...]` — bundles the named programs (default: every app that
+ * has an `apps/<app>/src/main.ts`, plus the extra entry points of bundle.ts) into
+ * `dist/<app>/main.mjs`. Used by the nx `bundle` targets.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { APPS, bundleApp, REPO_ROOT } from './bundle.js';
+import { APPS, bundleApp, entryPoint } from './bundle.js';
 
 const requested = process.argv.slice(2).filter((a) => a !== '');
-const apps = requested.length > 0 ? requested : APPS.filter((a) => existsSync(join(REPO_ROOT, 'apps', a, 'src', 'main.ts')));
+const apps = requested.length > 0 ? requested : APPS.filter((a) => existsSync(entryPoint(a).entry));
 if (requested.length === 0) {
   const missing = APPS.filter((a) => !apps.includes(a));
   if (missing.length > 0) process.stderr.write(`bundle: no src/main.ts yet for ${missing.join(', ')}; skipped\n`);

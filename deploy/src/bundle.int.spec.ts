@@ -14,7 +14,7 @@ import * as grpc from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { kms } from '@asterism/proto';
 import { ServiceProcess } from '@asterism/testing';
-import { APPS, bundleApp, REPO_ROOT, type BundleResult } from './bundle.js';
+import { APPS, bundleApp, entryPoint, type BundleResult } from './bundle.js';
 
 const HealthClient = grpc.makeGenericClientConstructor(healthService, 'grpc.health.v1.Health');
 
@@ -88,8 +88,9 @@ describe('bundled keyservice (dist/keyservice/main.mjs)', () => {
 
 describe('every app with a main.ts bundles and starts', () => {
   for (const app of APPS) {
-    const present = existsSync(join(REPO_ROOT, 'apps', app, 'src', 'main.ts'));
-    it(`${app}: bundle runs --help without module errors`, { skip: present ? false : `apps/${app}/src/main.ts does not exist yet` }, async () => {
+    const { entry } = entryPoint(app);
+    const present = existsSync(entry);
+    it(`${app}: bundle runs --help without module errors`, { skip: present ? false : `${entry} does not exist yet` }, async () => {
       const out = mkdtempSync(join(tmpdir(), `asterism-bundle-${app}-`));
       try {
         const b = await bundleApp(app, { outRoot: out });

@@ -18,8 +18,24 @@ import * as esbuild from 'esbuild';
 /** Repository root (deploy/src/ -> ../..). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** Apps that can be bundled (those with an `apps/<app>/src/main.ts`). */
-export const APPS = ['bootstrapper', 'joinservice', 'keyservice'] as const;
+/** Programs that can be bundled: the apps with an `apps/<app>/src/main.ts`, and the extra entry points below. */
+export const APPS = ['bootstrapper', 'joinservice', 'keyservice', 'verification-service'] as const;
+
+/**
+ * Programs that are a second entry point of an app rather than an app of their own:
+ * `verification-service` is the bootstrapper's verification service alone, run by the chart's
+ * DaemonSet on every node (docs/adr/0028); it reuses the bootstrapper's node platform.
+ */
+export const EXTRA_ENTRY_POINTS: Readonly<Record<string, { app: string; entry: string }>> = {
+  'verification-service': { app: 'bootstrapper', entry: 'src/verify/main.ts' },
+};
+
+/** The entry file of a program and the app folder its dependencies resolve from. */
+export function entryPoint(name: string, root = REPO_ROOT): { entry: string; appDir: string } {
+  const extra = EXTRA_ENTRY_POINTS[name];
+  const appDir = join(root, 'apps', extra?.app ?? name);
+  return { entry: join(appDir, extra?.entry ?? join('src', 'main.ts')), appDir };
+}
 
 export interface BundleResult {
   app: string;
@@ -51,10 +67,10 @@ const healthProtoPlugin: esbuild.Plugin = {
   },
 };
 
-/** Bundles `apps/<app>/src/main.ts` into `<outRoot>/<app>/main.mjs`. */
+/** Bundles a program (`apps/<app>/src/main.ts` or an extra entry point) into `<outRoot>/<app>/main.mjs`. */
 export async function bundleApp(app: string, opts: { outRoot?: string; root?: string } = {}): Promise<BundleResult> {
   const root = opts.root ?? REPO_ROOT;
-  const entry = join(root, 'apps', app, 'src', 'main.ts');
+  const { entry, appDir } = entryPoint(app, root);
   if (!existsSync(entry)) throw new Error(`cannot bundle ${app}: ${entry} does not exist`);
   const outDir = join(opts.outRoot ?? join(root, 'dist'), app);
   const outfile = join(outDir, 'main.mjs');
@@ -75,7 +91,7 @@ export async function bundleApp(app: string, opts: { outRoot?: string; root?: st
     logLevel: 'warning',
     plugins: [healthProtoPlugin],
   });
-  const req = createRequire(join(root, 'apps', app, 'package.json'));
+  const req = createRequire(join(appDir, 'package.json'));
   let healthPkg: string | undefined;
   try {
     healthPkg = dirname(req.resolve('grpc-health-check/package.json'));

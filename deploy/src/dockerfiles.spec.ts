@@ -26,9 +26,13 @@ function instructions(text: string): Array<[string, string]> {
     });
 }
 
-function chartPorts(chart: string): number[] {
+/** The container ports the chart of `app` gives the pod, in the Dockerfile's EXPOSE order. */
+function chartPorts(app: string): number[] {
+  const chart = app.replaceAll('-', '');
   const v = YAML.parse(readFileSync(join(REPO_ROOT, 'deploy', 'charts', chart, 'values.yaml'), 'utf8')) as Record<string, unknown> & { global: { keyServicePort: number } };
-  return chart === 'joinservice' ? [v.joinServicePort as number, v.metricsPort as number] : [v.global.keyServicePort, v.metricsPort as number];
+  if (chart === 'joinservice') return [v.joinServicePort as number, v.metricsPort as number];
+  if (chart === 'verificationservice') return [v.grpcPort as number, v.httpPort as number];
+  return [v.global.keyServicePort, v.metricsPort as number];
 }
 
 describe('Dockerfiles', () => {
@@ -39,7 +43,7 @@ describe('Dockerfiles', () => {
       assert.equal(froms.length, 2, 'two stages');
       assert.match(froms[0]![1], / AS build$/);
       const buildRuns = ins.filter(([k]) => k === 'RUN').map(([, v]) => v);
-      assert.ok(buildRuns.some((r) => r.includes(`deploy/src/bundle-cli.ts ${app}`)), 'bundles the app');
+      assert.ok(buildRuns.some((r) => r.includes(`deploy/src/bundle-cli.ts ${app}`) && r.includes(`test -s dist/${app}/main.mjs`)), 'bundles the app');
       const runtime = ins.slice(ins.indexOf(froms[1]!));
       assert.deepEqual(
         runtime.filter(([k]) => k === 'COPY').map(([, v]) => v),

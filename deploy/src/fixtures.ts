@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 
 export const JOIN_IMAGE = 'registry.example/asterism/joinservice';
 export const KEY_IMAGE = 'registry.example/asterism/keyservice';
+export const VERIFY_IMAGE = 'registry.example/asterism/verification-service';
 
 export function joinserviceValues(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { image: { repository: JOIN_IMAGE }, attestationVariant: 'qemu-vtpm', ...extra };
@@ -12,10 +13,18 @@ export function keyserviceValues(extra: Record<string, unknown> = {}): Record<st
   return { image: { repository: KEY_IMAGE }, masterSecret: randomBytes(32).toString('base64'), salt: randomBytes(32).toString('base64'), ...extra };
 }
 
-export function umbrellaValues(extra: { joinservice?: Record<string, unknown>; keyservice?: Record<string, unknown>; global?: Record<string, unknown> } = {}): Record<string, unknown> {
+/** Values of the verification-service chart (defaults: the TPM as a device). */
+export function verificationValues(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { image: { repository: VERIFY_IMAGE }, attestationVariant: 'qemu-vtpm', ...extra };
+}
+
+export function umbrellaValues(
+  extra: { joinservice?: Record<string, unknown>; keyservice?: Record<string, unknown>; verificationservice?: Record<string, unknown>; global?: Record<string, unknown> } = {},
+): Record<string, unknown> {
   return {
     ...(extra.global ? { global: extra.global } : {}),
     joinservice: joinserviceValues(extra.joinservice),
     keyservice: keyserviceValues(extra.keyservice),
+    verificationservice: verificationValues(extra.verificationservice),
   };
 }

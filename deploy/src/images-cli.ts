@@ -9,7 +9,8 @@ import { buildLocalImages, DEFAULT_IMAGE_DIR } from './images/index.js';
 const USAGE = `Usage: images [--out <dir>] [--k8s-bin-dir <dir>] [name...]
 
 Builds the node images with buildah (FROM scratch, reproducible): pause, etcd, kube-apiserver,
-kube-controller-manager, kube-scheduler, kube-proxy, joinservice, keyservice, busybox. Unchanged
+kube-controller-manager, kube-scheduler, kube-proxy, joinservice, keyservice, verification-service,
+busybox. Unchanged
 inputs are not rebuilt. Output: one OCI archive per image and images.json.
 
   --out <dir>          output folder (default ${DEFAULT_IMAGE_DIR})

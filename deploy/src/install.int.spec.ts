@@ -3,7 +3,8 @@
  * tools/k8s-testenv (no scheduler/kubelet: pods never start, only object acceptance is checked),
  * every object re-validated with a strict server-side dry run, then the joinservice's and the
  * keyservice's exact Kubernetes calls made with their ServiceAccount tokens (TokenRequest): RBAC
- * allows what they do and forbids what they do not need.
+ * allows what they do and forbids what they do not need; the verification service has no API
+ * access and keeps the reference's NodePorts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -58,6 +59,7 @@ describe('asterism-services installed into a real kube-apiserver', { skip }, () 
   let access: AdminAccess;
   let manifest: K8sObject[];
   let values: Record<string, unknown>;
+  let installOutput: string;
 
   async function saClients(name: string): Promise<KubeClients> {
     const tr = await cp.admin.core.createNamespacedServiceAccountToken({
@@ -78,6 +80,7 @@ describe('asterism-services installed into a real kube-apiserver', { skip }, () 
       helm(['install', 'asterism', `${preparedCharts()}/asterism-services`, '--namespace', NS, '--kubeconfig', cp.adminKubeconfigPath, '--timeout', '120s', ...args], { timeoutMs: 180_000 }),
     );
     assert.equal(out.status, 0, `helm install failed: ${out.stderr}`);
+    installOutput = out.stdout;
     manifest = parseManifests(helmOk(['get', 'manifest', 'asterism', '--namespace', NS, '--kubeconfig', cp.adminKubeconfigPath]));
   });
   after(async () => {
@@ -203,6 +206,23 @@ describe('asterism-services installed into a real kube-apiserver', { skip }, () 
     assert.equal(secret.immutable, true);
     const ks = values.keyservice as { masterSecret: string; salt: string };
     assert.deepEqual(secret.data, { mastersecret: ks.masterSecret, salt: ks.salt });
+  });
+
+  it("the verification service: NodePorts 30081/30080 answered by each node's own pod, a ServiceAccount with no API access", async () => {
+    const svc = await cp.admin.core.readNamespacedService({ namespace: NS, name: 'verification-service' });
+    assert.equal(svc.spec?.type, 'NodePort');
+    assert.equal(svc.spec?.externalTrafficPolicy, 'Local');
+    assert.deepEqual(svc.spec?.ports?.map((p) => [p.name, p.nodePort]), [['grpc', 30081], ['http', 30080]]);
+    assert.match(installOutput, /verification-service on every node \(NodePorts 30081\/30080\)/, 'NOTES name the NodePorts');
+    const sa = await saClients('verification-service');
+    for (const [what, call] of [
+      ['list Pods', () => sa.core.listNamespacedPod({ namespace: NS })],
+      ['read a Node', () => sa.core.readNode({ name: 'any' })],
+      ['read the master secret', () => sa.core.readNamespacedSecret({ namespace: NS, name: 'constellation-mastersecret' })],
+      ['read a ConfigMap', () => sa.core.readNamespacedConfigMap({ namespace: NS, name: 'join-config' })],
+    ] as const) {
+      assert.equal(await statusOf(call), 403, `${what} must be forbidden`);
+    }
   });
 
   it('helm uninstall removes the release objects and keeps the CRDs (Helm 3 policy)', async () => {

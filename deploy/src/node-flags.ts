@@ -10,9 +10,16 @@
  *   grow to well over 100 MB resident before collecting.
  * - `--single-threaded`: no V8 helper threads (GC, compiler): lowest resident set; the work they
  *   would do competes for the same cores anyway.
+ *
+ * verification-service (docs/adr/0028): one pod on every node, idle almost always (a document
+ * now and then); the same flags keep its resident set low.
  */
-export const APP_NODE_FLAGS: Readonly<Record<'bootstrapper' | 'joinservice' | 'keyservice', readonly string[]>> = {
+const LOW_MEMORY = ['--max-semi-space-size=1', '--max-old-space-size=48', '--single-threaded'] as const;
+
+/** Node flags per program (see above). */
+export const APP_NODE_FLAGS: Readonly<Record<'bootstrapper' | 'joinservice' | 'keyservice' | 'verification-service', readonly string[]>> = {
   bootstrapper: [],
   joinservice: [],
-  keyservice: ['--max-semi-space-size=1', '--max-old-space-size=48', '--single-threaded'],
+  keyservice: LOW_MEMORY,
+  'verification-service': LOW_MEMORY,
 };

@@ -1,5 +1,5 @@
 /**
- * values.schema.json of the joinservice, keyservice and asterism-services charts, built from shared
+ * values.schema.json of the joinservice, keyservice, verificationservice and asterism-services charts, built from shared
  * definitions. Every object has additionalProperties: false, so a misspelled value fails
  * `helm template/install/lint`. `npx nx run deploy:gen-schemas` writes them; a unit test checks
  * the committed files are current.
@@ -104,12 +104,15 @@ const podCommon = {
   image,
 };
 
+/** Every attestation variant of the project. */
+const VARIANTS = ['qemu-vtpm', 'qemu-tdx', 'aws-nitro-tpm', 'aws-sev-snp', 'azure-sev-snp', 'azure-tdx', 'azure-trustedlaunch', 'gcp-sev-es', 'gcp-sev-snp', 'dummy'];
+
 const joinservice = obj(
   {
     ...podCommon,
     csp: { enum: ['AWS', 'Azure', 'GCP', 'OpenStack', 'QEMU'], description: 'Cloud provider (--cloud-provider).' },
     attestationVariant: str('Attestation variant of joining nodes (required).', {
-      enum: ['qemu-vtpm', 'qemu-tdx', 'aws-nitro-tpm', 'aws-sev-snp', 'azure-sev-snp', 'azure-tdx', 'azure-trustedlaunch', 'gcp-sev-es', 'gcp-sev-snp', 'dummy'],
+      enum: VARIANTS,
     }),
     metadataUrl: str('QEMU metadata API base URL (--metadata-url); empty = default.', { pattern: '^(https?://.+)?$' }),
     identityBinding: { enum: ['strict', 'off', false], description: 'YAML 1.1 reads an unquoted off as false, which means off too. strict: disks bound to the attestation key and node name of their first join, names and control-plane role from the metadata source (--identity-binding, docs/adr/0008); off: the reference behaviour.' },
@@ -157,11 +160,32 @@ const keyservice = obj(
   },
 );
 
+const nodePort = (description: string): Schema => int(description, { minimum: 30000, maximum: 32767 });
+const { podSecurityContext: _podSc, securityContext: _sc, metricsPort: _mp, prometheusAnnotations: _pa, ...podBasics } = podCommon;
+// No security-context values: the template derives them from what the TPM needs (privileged only
+// for a device or configfs-tsm), so a values file cannot hand the pod more.
+const verificationservice = obj(
+  {
+    ...podBasics,
+    attestationVariant: str('Attestation variant of the nodes (required).', { enum: VARIANTS }),
+    tpm: obj({
+      kind: { enum: ['device', 'socket'], description: 'device: a TPM character device, the container runs privileged; socket: a swtpm Unix socket, no privilege and no capability.' },
+      hostPath: str('Path of the TPM on the node, mounted at the same path in the container.', { pattern: '^/.+' }),
+    }),
+    firmwareEventLog: bool('Mount /sys/kernel/security read-only (firmware event log of the cloud vTPM variants).'),
+    grpcPort: port('Container port of verify.API (gRPC).'),
+    httpPort: port('Container port of the HTTP endpoint.'),
+    nodePorts: obj({ grpc: nodePort('NodePort of the gRPC port.'), http: nodePort('NodePort of the HTTP port.') }),
+  },
+  { $schema: 'http://json-schema.org/draft-07/schema#', title: 'Asterism verification-service chart values', required: ['image', 'attestationVariant'] },
+);
+
 const umbrella = obj(
   {
     global,
     joinservice: { type: 'object', description: 'Values of the joinservice subchart (see its values.schema.json).' },
     keyservice: { type: 'object', description: 'Values of the keyservice subchart (see its values.schema.json).' },
+    verificationservice: { type: 'object', description: 'Values of the verification-service subchart (see its values.schema.json).' },
   },
   { $schema: 'http://json-schema.org/draft-07/schema#', title: 'Asterism services umbrella chart values' },
 );
@@ -171,6 +195,7 @@ export function valuesSchemas(): Map<string, Schema> {
   return new Map([
     ['joinservice', joinservice],
     ['keyservice', keyservice],
+    ['verificationservice', verificationservice],
     ['asterism-services', umbrella],
   ]);
 }

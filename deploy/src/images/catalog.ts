@@ -1,7 +1,8 @@
 /**
  * Every container image a local node needs, built on this machine (docs/adr/0018): the
  * control-plane images kubeadm's static pods and addons name (from the Go-built Kubernetes
- * binaries), the Asterism services (esbuild bundles + this machine's Node 20 runtime) and a tiny
+ * binaries), the Asterism services (esbuild bundles + this machine's Node 20 runtime: joinservice,
+ * keyservice, and the verification service every node runs) and a tiny
  * workload image. Each entry says what goes into its rootfs and how the image starts.
  */
 import { execFileSync } from 'node:child_process';
@@ -67,12 +68,19 @@ function goBinaryImage(name: string, tag: string, binaries: string[]): ImageSpec
   };
 }
 
-/** An Asterism service: the esbuild bundle at /app, Node at /usr/bin/node, unprivileged by default. */
-function serviceImage(app: 'joinservice' | 'keyservice', ports: number[]): ImageSpec {
+/** Bundled programs that run as pods (deploy/src/bundle.ts). */
+export const SERVICE_BUNDLES = ['joinservice', 'keyservice', 'verification-service'] as const;
+
+/**
+ * An Asterism service: the esbuild bundle at /app (with the grpc.health.v1 proto that
+ * grpc-health-check loads from disk when @asterism/service-runtime is imported), Node at
+ * /usr/bin/node, unprivileged by default.
+ */
+function serviceImage(app: (typeof SERVICE_BUNDLES)[number], ports: number[], nodes: ImageSpec['nodes']): ImageSpec {
   return {
     name: app,
     tag: ASTERISM_IMAGE_TAG,
-    nodes: 'control-plane',
+    nodes,
     stage: (rootfs, inputs) => {
       rootfs.addDebianPackages(NODE_RUNTIME_PACKAGES);
       rootfs.addFile(inputs.nodeBinary, '/usr/bin/node');
@@ -130,8 +138,10 @@ export function imageCatalog(tags: { etcd: string; pause: string }): ImageSpec[]
       },
       config: { entrypoint: ['/usr/local/bin/kube-proxy'], env: [PATH_ENV] },
     },
-    serviceImage('joinservice', [9090, 9092]),
-    serviceImage('keyservice', [9000, 9101]),
+    serviceImage('joinservice', [9090, 9092], 'control-plane'),
+    serviceImage('keyservice', [9000, 9101], 'control-plane'),
+    // Every node serves its own attestation (the chart's DaemonSet, docs/adr/0028).
+    serviceImage('verification-service', [9090, 8080], 'all'),
     {
       name: 'busybox',
       tag: '1.35',

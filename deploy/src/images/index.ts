@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { bundleApp, REPO_ROOT } from '../bundle.js';
 import { buildImages, type ImageManifest } from './build.js';
-import { imageCatalog, kubeadmImageTags, type ImageSpec } from './catalog.js';
+import { imageCatalog, kubeadmImageTags, SERVICE_BUNDLES, type ImageSpec } from './catalog.js';
 
 export { buildImages, containerfile, type BuiltImage, type ImageManifest } from './build.js';
 export { ASTERISM_IMAGE_TAG, imageCatalog, KUBERNETES_VERSION, LOCAL_IMAGE_REPOSITORY, parseImageList, type ImageSpec } from './catalog.js';
@@ -24,13 +24,13 @@ export interface LocalImagesOptions {
   progress?: (line: string) => void;
 }
 
-/** Bundles joinservice + keyservice, then builds (or reuses) every local image. */
+/** Bundles the services (SERVICE_BUNDLES), then builds (or reuses) every local image. */
 export async function buildLocalImages(o: LocalImagesOptions): Promise<ImageManifest> {
   const say = o.progress ?? (() => undefined);
   const outDir = o.outDir ?? DEFAULT_IMAGE_DIR;
   const bundleDir = join(outDir, '.bundles');
   const started = Date.now();
-  for (const app of ['joinservice', 'keyservice']) await bundleApp(app, { outRoot: bundleDir });
+  for (const app of SERVICE_BUNDLES) await bundleApp(app, { outRoot: bundleDir });
   const tags = kubeadmImageTags(join(o.k8sBinDir, 'kubeadm'));
   if (!tags.etcd || !tags.pause) throw new Error(`kubeadm did not name etcd and pause images: ${JSON.stringify(tags)}`);
   const catalog: ImageSpec[] = imageCatalog({ etcd: tags.etcd, pause: tags.pause }).filter((s) => !o.only || o.only.includes(s.name));

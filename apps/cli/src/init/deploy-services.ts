@@ -1,7 +1,8 @@
 /**
  * After a successful init, the cluster's services go in the way docs/protocol/helm.md describes:
  * the `join-config` ConfigMap (attestation config + measurement salt) first, then one Helm release
- * of the `asterism-services` chart (joinservice DaemonSet + keyservice with the master secret).
+ * of the `asterism-services` chart (joinservice DaemonSet + keyservice with the master secret +
+ * the verification-service DaemonSet on every node).
  * Secret values reach Helm only through a 0600 values file in a private temp folder that is
  * removed afterwards; they are never on a command line or in an error.
  */
@@ -32,7 +33,7 @@ export interface ServicesDeployment {
   attestationConfigJson: string;
   variant: string;
   csp: string;
-  /** Image prefix: `<prefix>/joinservice`, `<prefix>/keyservice`. */
+  /** Image prefix: `<prefix>/joinservice`, `<prefix>/keyservice`, `<prefix>/verification-service`. */
   imageRepository: string;
   /** User values files, applied after the generated values (they win). */
   valuesFiles: string[];
@@ -97,6 +98,9 @@ export function generatedValues(d: ServicesDeployment): Record<string, unknown> 
   return {
     joinservice: { image: { repository: `${d.imageRepository}/joinservice` }, attestationVariant: d.variant, csp: d.csp },
     keyservice: { image: { repository: `${d.imageRepository}/keyservice` }, masterSecret: Buffer.from(d.masterSecret.key).toString('base64'), salt: Buffer.from(d.masterSecret.salt).toString('base64') },
+    // Every node's verification service (`asterism verify --endpoint`): the chart's defaults name
+    // the node's TPM (/dev/tpmrm0); a values file can point it elsewhere (tpm.kind/hostPath).
+    verificationservice: { image: { repository: `${d.imageRepository}/verification-service` }, attestationVariant: d.variant },
   };
 }
 

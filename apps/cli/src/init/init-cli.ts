@@ -39,8 +39,8 @@ Services (after init, with Helm; docs/protocol/helm.md):
                                 local backend of tools/local-cluster)
   --skip-helm-wait              do not wait for the pods (and do not roll back): for debugging
   --helm-values <file>          extra values file for the asterism-services chart (repeatable)
-  --image-repository <prefix>   image prefix of joinservice/keyservice (default localhost/asterism:
-                                the images "npx nx run deploy:images" builds)
+  --image-repository <prefix>   image prefix of joinservice/keyservice/verification-service (default
+                                localhost/asterism: the images "npx nx run deploy:images" builds)
   --csp <csp>                   cloud provider for the joinservice: AWS, Azure, GCP, OpenStack, QEMU
                                 (default QEMU)
   --chart <dir>                 the asterism-services chart (default: deploy/charts of this build)
