@@ -8,8 +8,9 @@
 # included, can be found and killed there), then re-executes itself in the node's network
 # namespace and a fresh mount + UTS namespace ("inside"). Inside, it gives the node its own
 # filesystem view (overlays over /etc /var /opt /usr, the node's own /run, /var/lib/containerd,
-# /var/lib/kubelet, /var/log), starts containerd, imports the local images, supervises the
-# kubelet the way kubeadm's systemd drop-in does, and runs the bootstrapper. Everything it needs
+# /var/lib/kubelet, /var/log, the vTPM socket at $NODE_TPM_AT), starts containerd, imports the
+# local images, supervises the kubelet the way kubeadm's systemd drop-in does, and runs the
+# bootstrapper, which exits once the node is bootstrapped. Everything it needs
 # comes from <node-dir>/config/node.env and the files next to it, written by the tool.
 set -euo pipefail
 
@@ -39,6 +40,12 @@ mount --bind "$root/var/lib/containerd" /var/lib/containerd
 mount --bind "$root/var/lib/kubelet" /var/lib/kubelet
 mount --bind "$root/var/log" /var/log
 mount --bind "$root/run" /run
+# The node's vTPM at one path on every node, as /dev/tpmrm0 is on a VM: the chart's
+# verification-service DaemonSet mounts it from there (hostPath), while the swtpm socket itself
+# lives in the node's folder on the host, at a path no chart value could name per node.
+mkdir -p "$(dirname "$NODE_TPM_AT")"
+touch "$NODE_TPM_AT"
+mount --bind "$NODE_TPM_SOCKET" "$NODE_TPM_AT"
 # The host's hostname/resolver files must not leak into pods.
 echo "$NODE_NAME" > /etc/hostname
 printf '127.0.0.1 localhost\n%s %s\n' "$NODE_IP" "$NODE_NAME" > /etc/hosts

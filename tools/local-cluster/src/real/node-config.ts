@@ -1,16 +1,27 @@
 /**
  * The files a real node's supervisor (`node/node.sh`) installs inside the node: containerd's
  * configuration, the pod network (CNI bridge + host-local from Debian's plugins), the kubelet
- * patch kubeadm applies from `/opt/kubernetes/patches`, and `node.env` (docs/adr/0019-node-runtime.md).
+ * patch kubeadm applies from `/opt/kubernetes/patches`, and `node.env` (docs/adr/0019-node-runtime.md),
+ * which also names the node's vTPM socket and its fixed path inside the node.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { nodeCgroupRoot } from './cgroups.js';
 import type { NodeAddress } from './network.js';
 
+/**
+ * Where every real node sees its vTPM, whatever the node: node.sh bind-mounts the node's swtpm
+ * socket (in the node's folder on the host) here in the node's mount namespace, as /dev/tpmrm0 is
+ * one path on every VM, so the chart's verification-service DaemonSet can mount it with one
+ * hostPath (docs/adr/0028).
+ */
+export const NODE_TPM_SOCKET = '/run/asterism/swtpm.sock';
+
 /** What the supervisor of one node needs. */
 export interface NodeConfigInput {
   node: NodeAddress;
+  /** The node's swtpm data socket on the host (bind-mounted at {@link NODE_TPM_SOCKET}). */
+  tpmSocket: string;
   /** Fully qualified pause image (CRI looks images up by full name). */
   sandboxImage: string;
   /** OCI archives to import into the node's containerd. */
@@ -105,6 +116,8 @@ export async function writeNodeConfig(nodeDir: string, input: NodeConfigInput): 
     NODE_CGROUPS: input.cgroupDirs.join(' '),
     NODE_IMAGES: input.images.join(' '),
     K8S_BIN_DIR: input.k8sBinDir,
+    NODE_TPM_SOCKET: input.tpmSocket,
+    NODE_TPM_AT: NODE_TPM_SOCKET,
   };
   for (const [k, v] of Object.entries(env)) if (/['\n]/.test(v)) throw new Error(`${k} contains a quote or newline: ${v}`);
   await writeFile(join(dir, 'node.env'), Object.entries(env).map(([k, v]) => `${k}='${v}'\n`).join(''), { mode: 0o600 });

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { cniConfig, containerdConfig, kubeletPatch, writeNodeConfig } from './node-config.js';
+import { cniConfig, containerdConfig, kubeletPatch, NODE_TPM_SOCKET, writeNodeConfig } from './node-config.js';
 import { LocalNetwork, NETWORK, nodeAddress } from './network.js';
 
 describe('real node runtime building blocks', () => {
@@ -55,10 +55,13 @@ describe('real node runtime building blocks', () => {
 
   it('node.env is private and refuses values that would break shell quoting', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'node-cfg-'));
-    const input = { node: nodeAddress('control-plane-0', 0), sandboxImage: 'localhost/asterism/pause:3.10.1', images: ['/a.tar', '/b.tar'], k8sBinDir: '/bin', cgroupDirs: ['/sys/fs/cgroup/pids/asterism/control-plane-0'] };
+    const input = { node: nodeAddress('control-plane-0', 0), tpmSocket: '/c/nodes/control-plane-0/tpm/tpm.sock', sandboxImage: 'localhost/asterism/pause:3.10.1', images: ['/a.tar', '/b.tar'], k8sBinDir: '/bin', cgroupDirs: ['/sys/fs/cgroup/pids/asterism/control-plane-0'] };
     await writeNodeConfig(dir, input);
     const env = readFileSync(join(dir, 'config', 'node.env'), 'utf8');
     assert.match(env, /^NODE_IMAGES='\/a\.tar \/b\.tar'$/m);
+    // The vTPM: the node's own socket on the host, at one fixed path inside every node (docs/adr/0028).
+    assert.match(env, /^NODE_TPM_SOCKET='\/c\/nodes\/control-plane-0\/tpm\/tpm\.sock'$/m);
+    assert.match(env, new RegExp(`^NODE_TPM_AT='${NODE_TPM_SOCKET}'$`, 'm'));
     assert.equal(statSync(join(dir, 'config', 'node.env')).mode & 0o777, 0o600);
     await assert.rejects(writeNodeConfig(dir, { ...input, k8sBinDir: "/it's" }), /quote/);
   });

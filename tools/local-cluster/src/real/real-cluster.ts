@@ -22,7 +22,7 @@ import { createNodeCgroups, destroyNodeCgroups } from './cgroups.js';
 import { clusterMemory, formatMemory } from './memory.js';
 import { startForward, type Forward } from './forwarder.js';
 import { LocalNetwork, namespaceExists, NETWORK, nodeAddress } from './network.js';
-import { writeNodeConfig } from './node-config.js';
+import { NODE_TPM_SOCKET, writeNodeConfig } from './node-config.js';
 
 /** Host port of the API server forward (kubectl/helm on the host use it). */
 export const API_FORWARD_PORT = 16443;
@@ -135,7 +135,7 @@ export async function startNodeSupervisor(layout: ClusterLayout, node: NodeSpec,
   const archives = images.images.filter((i) => i.nodes === 'all' || node.role === 'ControlPlane').map((i) => i.archive);
   const pause = images.images.find((i) => i.name === 'pause');
   if (!pause) throw new Error('the image catalog has no pause image');
-  await writeNodeConfig(layout.nodeDir(node.name), { node: address, sandboxImage: pause.ref, images: archives, k8sBinDir: binDir, cgroupDirs });
+  await writeNodeConfig(layout.nodeDir(node.name), { node: address, tpmSocket: layout.tpmSocket(node.name), sandboxImage: pause.ref, images: archives, k8sBinDir: binDir, cgroupDirs });
   return startDetached('node', 'bash', [NODE_SCRIPT, 'enter', layout.nodeDir(node.name), '--', process.execPath, '--import', TSX, ...bootstrapperArgs(layout, node, binDir)], layout.log(node.name, 'node'), { cwd: WORKSPACE_ROOT }).pid;
 }
 
@@ -168,7 +168,8 @@ function bootstrapperArgs(layout: ClusterLayout, node: NodeSpec, binDir: string)
 
 /**
  * The chart values the local network needs: no cluster DNS, so the joinservice reaches the
- * keyservice through the Service environment; tickets name node 0's API server directly.
+ * keyservice through the Service environment; tickets name node 0's API server directly; the
+ * verification service reaches each node's vTPM at NODE_TPM_SOCKET.
  */
 export function localHelmValues(first: NodeSpec): Record<string, unknown> {
   return {
@@ -184,6 +185,9 @@ export function localHelmValues(first: NodeSpec): Record<string, unknown> {
       identityBinding: 'off',
       extraArgs: [`--api-server-endpoint=${first.ip}:6443`],
     },
+    // The node's vTPM is a swtpm socket, bind-mounted by node.sh at the same path on every node;
+    // measured boot is simulated, so there is no firmware event log to mount.
+    verificationservice: { tpm: { kind: 'socket', hostPath: NODE_TPM_SOCKET }, firmwareEventLog: false },
   };
 }
 

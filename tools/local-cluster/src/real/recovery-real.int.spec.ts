@@ -1,12 +1,15 @@
 /**
  * Issue 23 on real nodes (kubeadm backend, docs/adr/0019-node-runtime.md): `asterism verify`
- * against the verification service of a running node (right / wrong cluster ID, a PCR changed on
- * the running node's vTPM), and a full outage of every control plane recovered with
- * `asterism recover` (docs/protocol/recovery.md): a wrong master secret is refused and writes
- * nothing; the right one unlocks every control plane with its unchanged disk key, kubectl works
- * again and the rebooted worker rejoins through the joinservice on its own. One cluster of
- * 2 control planes (etcd needs both back for quorum) + 1 worker. The CLI runs in the router
- * namespace of the private network, as an operator's machine on the nodes' network would.
+ * against the verification service of running nodes, served by the chart's DaemonSet pod on each
+ * node through NodePort 30081 while the nodes' bootstrappers have exited (docs/adr/0028): right /
+ * wrong cluster ID on a control plane and a worker, a PCR changed on the running worker's vTPM;
+ * and a full outage of every control plane recovered with `asterism recover`
+ * (docs/protocol/recovery.md), served by the rebooted nodes' bootstrappers: a wrong master secret
+ * is refused and writes nothing; the right one unlocks every control plane with its unchanged
+ * disk key, kubectl works again and the rebooted worker rejoins through the joinservice on its
+ * own. One cluster of 2 control planes (etcd needs both back for quorum) + 1 worker. The CLI runs
+ * in the router namespace of the private network, as an operator's machine on the nodes' network
+ * would.
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -23,12 +26,13 @@ import { TSX, WORKSPACE_ROOT } from '../cluster.js';
 import { ClusterLayout } from '../layout.js';
 import { downReal, upReal, VERIFY_GRPC_PORT } from './real-cluster.js';
 import { namespaceExists, NETWORK } from './network.js';
-import { realNodesUnavailable } from './test-support.js';
+import { isBootstrapper, isVerificationService, nodeProcesses, realNodesUnavailable, residentMiB } from './test-support.js';
 import { rebootRealNodes } from './faults.js';
 
 const skip = realNodesUnavailable();
 const IP = { cp0: '10.42.0.10', cp1: '10.42.0.11', worker: '10.42.0.12' };
 const CONTROL_PLANES = ['control-plane-0', 'control-plane-1'];
+const NODES = [...CONTROL_PLANES, 'worker-0'];
 
 /** The CLI as an operator on the nodes' network runs it (inside the router namespace). */
 const cli = (args: string[], timeoutMs = 150_000) =>
@@ -52,6 +56,10 @@ describe('local cluster, kubeadm backend: verify running nodes, recover a full c
   const status = (node: string) => (existsSync(layout.nodeStatus(node)) ? (JSON.parse(readFileSync(layout.nodeStatus(node), 'utf8')) as { phase: string; pcr15?: string; error?: string; bootstrapMs?: number }) : undefined);
   const kubectl = (...args: string[]) => execFileSync(kubectlBinary(), ['--kubeconfig', layout.hostKubeconfig, '--request-timeout=5s', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const consoleText: string[] = [];
+  /** The node's verification-service pod is Ready (the NodePort has a local endpoint) and answers for the cluster. */
+  const verifies = async (ip: string) => (await cli(['verify', `--endpoint=${ip}`, `--cluster-id=${clusterId()}`, '--timeout=5', ...att()])).code === 0;
+  /** Every node's bootstrapper has exited (only the local backend keeps it as the node's agent). */
+  const bootstrappersGone = async () => (NODES.every((n) => nodeProcesses(n, isBootstrapper).length === 0) ? true : undefined);
 
   before(async () => {
     await eventually("the machine's local-cluster network is free", async () => (namespaceExists(NETWORK.routerNamespace) ? undefined : true), 900_000);
@@ -65,6 +73,29 @@ describe('local cluster, kubeadm backend: verify running nodes, recover a full c
     const procs = execFileSync('ps', ['-eo', 'pid,args']).toString().split('\n').filter((l) => l.includes(root));
     assert.deepEqual(procs, [], 'no process of the cluster survives down');
     assert.equal(existsSync(root), false);
+  });
+
+  it("after bootstrapping, each node's bootstrapper has exited and the chart's verification-service pod serves the node (idle memory logged)", async () => {
+    await eventually('every bootstrapper exited', bootstrappersGone, 60_000);
+    for (const n of NODES) {
+      assert.match(status(n)?.phase ?? '', /^(initialized|joined)$/, `${n} bootstrapped`);
+      assert.match(readFileSync(layout.log(n, 'bootstrapper.json'), 'utf8'), /bootstrapper exiting: nothing left to supervise on this node/);
+    }
+    const pods = await eventually('a Ready verification-service pod on every node', async () => {
+      const list = JSON.parse(kubectl('-n', 'kube-system', 'get', 'pods', '-l', 'k8s-app=verification-service', '-o', 'json')) as { items: Array<{ spec: { nodeName: string }; status: { containerStatuses?: Array<{ ready: boolean }> } }> };
+      const ready = list.items.filter((p) => p.status.containerStatuses?.every((c) => c.ready)).map((p) => p.spec.nodeName).sort();
+      return ready.length === NODES.length ? ready : undefined;
+    }, 180_000);
+    assert.deepEqual(pods, [...NODES].sort());
+    await eventually('every node answers verify through its NodePort', async () => ((await Promise.all(Object.values(IP).map(verifies))).every(Boolean) ? true : undefined), 120_000);
+    await new Promise((r) => setTimeout(r, 5000));
+    const idle = NODES.map((n) => {
+      const procs = nodeProcesses(n, isVerificationService);
+      assert.equal(procs.length, 1, `one verification-service process on ${n}`);
+      assert.ok(procs[0]!.args.includes('--tpm=unix:/run/asterism/swtpm.sock'), procs[0]!.args.join(' '));
+      return `${n} ${residentMiB(procs[0]!.pid).toFixed(1)} MiB`;
+    });
+    log(`verification-service pod idle RSS per node (after a few documents): ${idle.join(', ')}`);
   });
 
   it('verify --endpoint on a running real node: right cluster ID accepted (0), wrong one refused (1), -o json, unreachable node (3)', async () => {
@@ -157,6 +188,7 @@ describe('local cluster, kubeadm backend: verify running nodes, recover a full c
     const s = (t: number) => `${((t - outage) / 1000).toFixed(1)} s`;
     log(`timings after the outage: all waiting ${s(waitingAt)}, recover started ${s(recoverStart)}, recover done ${s(recoveredAt)} (${((recoveredAt - recoverStart) / 1000).toFixed(1)} s), kubectl works ${s(kubectlAt)}, worker rejoined ${s(workerAt)}, every node Ready ${s(readyAt)}`);
 
+    await eventually('every rejoined bootstrapper exited', bootstrappersGone, 60_000);
     for (const n of nodes) assert.equal(opens(n, before[n]!.key), true, `${n}: disk key unchanged`);
     const recovery = await cli(['recover', `--endpoint=${IP.cp0}`, `--master-secret=${masterFile()}`, '--timeout=5', ...att()]);
     assert.equal(recovery.code, 3, `a running real node serves no recovery endpoint: ${recovery.stdout}`);
@@ -168,19 +200,25 @@ describe('local cluster, kubeadm backend: verify running nodes, recover a full c
     assert.deepEqual(findSecretLeaks([...consoleText, ...logs].join('\n'), secrets), []);
   });
 
-  it('verify --endpoint refuses a running node whose vTPM got an unexpected PCR 4 measurement, naming PCR 4', async () => {
-    const before = await cli(['verify', `--endpoint=${IP.worker}`, `--cluster-id=${clusterId()}`, ...att()]);
-    assert.equal(before.code, 0, before.stdout + before.stderr);
-    // The node's bootstrapper opens the vTPM per document, so the change is made on the node's own TPM.
+  it("verify --endpoint refuses a running node whose vTPM got an unexpected PCR 4 measurement, naming PCR 4; the other nodes' NodePorts still answer with their own documents", async () => {
+    // After the outage the pods restart with the kubelets.
+    await eventually('worker-0 and control-plane-0 verify again after the outage', async () => ((await verifies(IP.worker)) && (await verifies(IP.cp0)) ? true : undefined), 180_000);
+    // The pod opens the vTPM per document, so the change is made on the node's own TPM.
     const tpm = new TpmClient(await SocketTransport.connect({ path: layout.tpmSocket('worker-0') }));
     try {
       await tpm.pcrExtend(4, [{ hashAlg: TPM_ALG.SHA256, digest: createHash('sha256').update('unexpected boot loader').digest() }]);
     } finally {
       await tpm.transport.close();
     }
-    const r = await cli(['verify', `--endpoint=${IP.worker}`, `--cluster-id=${clusterId()}`, ...att()]);
-    assert.equal(r.code, 1, r.stdout + r.stderr);
-    assert.match(r.stdout, / {2}4 {2}MISMATCH +expected [0-9a-f]{64}/);
-    assert.match(r.stdout, /is refused/);
+    // externalTrafficPolicy Local: every call to a node's NodePort reaches that node's own pod, so
+    // the worker is refused every time and the control plane accepted every time (with the
+    // Service's default policy, 3 tries each would all land on the right pod 1 time in 27).
+    for (let i = 0; i < 3; i++) {
+      const r = await cli(['verify', `--endpoint=${IP.worker}`, `--cluster-id=${clusterId()}`, ...att()]);
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.match(r.stdout, / {2}4 {2}MISMATCH +expected [0-9a-f]{64}/);
+      assert.match(r.stdout, /is refused/);
+      assert.equal(await verifies(IP.cp0), true, 'control-plane-0 still answers with its own document');
+    }
   });
 });
