@@ -49,7 +49,9 @@ function imageNodeFlags(): string[] {
 
 /** Stages only what the image puts under /app (no Node runtime, no Debian libraries: the host's serve). */
 class AppOnlyStage extends RootfsStage {
-  override addDebianPackages(): void {}
+  override addDebianPackages(): void {
+    // The host's libraries serve the host's node binary.
+  }
   override addFile(src: string, dest: string, mode?: number): void {
     if (dest.startsWith('/app/')) super.addFile(src, dest, mode);
   }
