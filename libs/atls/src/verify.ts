@@ -1,5 +1,6 @@
-import { createHash, createPublicKey, timingSafeEqual, verify as cryptoVerify } from 'node:crypto';
+import { createHash, timingSafeEqual, verify as cryptoVerify } from 'node:crypto';
 import { AttestationError, type Validator, type Variant } from '@asterism/attestation';
+import { publicKeyFromSpki } from '@asterism/crypto';
 import { parseCertificateFields, parseOidSequence, type CertificateFields } from './der.js';
 import { AtlsError } from './errors.js';
 
@@ -53,7 +54,7 @@ export function parseAtlsCertificate(der: Uint8Array | undefined, now = new Date
   const hash = SIGNATURE_HASH[cert.signatureAlgorithm];
   let signatureOk = false;
   try {
-    const key = createPublicKey({ key: cert.spkiRaw, format: 'der', type: 'spki' });
+    const key = publicKeyFromSpki(cert.spkiRaw);
     if (hash) signatureOk = cryptoVerify(hash, cert.tbsRaw, key, cert.signature);
     else if (cert.signatureAlgorithm === '1.3.101.112') signatureOk = cryptoVerify(null, cert.tbsRaw, key, cert.signature);
   } catch (err) {

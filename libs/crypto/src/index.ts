@@ -15,6 +15,7 @@ export {
   type KmsConfig,
   type StorageConfig,
 } from './kms-uri.js';
+export { publicKeyFromSpki } from './public-key.js';
 export { generateNonce, randomBytes, randomSerialNumber } from './random.js';
 export {
   authorizedKeyLine,

@@ -1,6 +1,7 @@
-import { createPublicKey, verify as verifySignature, type KeyObject } from 'node:crypto';
+import { verify as verifySignature, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { publicKeyFromSpki } from '@asterism/crypto';
 import { AsterismError } from '@asterism/errors';
 import { KubeletCertificateAuthority, KubeletCertificateError } from '@asterism/k8s';
 import type { KubeletCertSigner, ParsedKubeletCsr } from '../ticket/ports.js';
@@ -49,7 +50,7 @@ export function parseKubeletCsr(der: Uint8Array): KubeletCsr {
   }
   let publicKey: KeyObject;
   try {
-    publicKey = createPublicKey({ key: csr.spkiRaw, format: 'der', type: 'spki' });
+    publicKey = publicKeyFromSpki(csr.spkiRaw);
   } catch (err) {
     throw new KubeletCaError('CSR_INVALID', `unsupported public key: ${(err as Error).message}`);
   }
