@@ -15,6 +15,8 @@ export type JsonNode =
 
 const MAX_DEPTH = 64;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+// eslint-disable-next-line no-control-regex -- JSON forbids unescaped control characters in strings.
+const CONTROL_CHARACTER = /[\u0000-\u001f]/;
 
 /** Strict RFC 8259 parser keeping member order, duplicates and each token's source text. */
 export class JsonParser {
@@ -100,7 +102,38 @@ export class JsonParser {
     }
   }
 
+  // Documents are mostly long base64 strings: the closing quote is found with indexOf and the
+  // contents checked with one regular expression (a character loop cost ~0.1 ms per document).
+  // Strings that are malformed (no closing quote, a control character) take the character loop,
+  // so every error and its offset stay as they were.
   private string(): { kind: 'string'; value: string; raw: string } {
+    const start = this.pos;
+    const end = this.closingQuote(start + 1);
+    if (end === -1 || CONTROL_CHARACTER.test(this.text.slice(start + 1, end))) return this.stringByCharacter();
+    this.pos = end + 1;
+    const raw = this.text.slice(start, this.pos);
+    if (!raw.includes('\\')) return { kind: 'string', value: raw.slice(1, -1), raw };
+    try {
+      return { kind: 'string', value: JSON.parse(raw) as string, raw };
+    } catch {
+      return this.fail('invalid escape in string');
+    }
+  }
+
+  /**
+   * Index of the quote that ends a string whose contents start at `from` (-1: none): the first
+   * quote preceded by an even run of backslashes. Each backslash run is walked once (linear time).
+   */
+  private closingQuote(from: number): number {
+    for (let quote = this.text.indexOf('"', from); quote !== -1; quote = this.text.indexOf('"', quote + 1)) {
+      let slashes = 0;
+      while (quote - slashes - 1 >= from && this.text.charCodeAt(quote - slashes - 1) === 0x5c) slashes++;
+      if (slashes % 2 === 0) return quote;
+    }
+    return -1;
+  }
+
+  private stringByCharacter(): { kind: 'string'; value: string; raw: string } {
     const start = this.pos++;
     for (;;) {
       const c = this.text.charCodeAt(this.pos);
