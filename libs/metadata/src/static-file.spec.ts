@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -10,7 +10,7 @@ const dir = mkdtempSync(join(tmpdir(), 'metadata-'));
 const file = join(dir, 'cluster.json');
 
 describe('StaticFileMetadata', () => {
-  it('serves self, list, LB and hash from one file, re-read on every call', async () => {
+  it('serves self, list, LB and hash from one file, changes visible on the next call', async () => {
     writeFileSync(file, JSON.stringify({ instances: [{ Name: 'node-0', Role: 'ControlPlane', VPCIP: '127.0.0.1' }], loadBalancer: { host: '127.0.0.1', port: '16443' }, initSecretHash: '$2a$10$x' }));
     const m = new StaticFileMetadata(file, 'node-0');
     assert.equal((await m.self()).Role, 'ControlPlane');
@@ -19,6 +19,32 @@ describe('StaticFileMetadata', () => {
     writeFileSync(file, JSON.stringify({ instances: [{ Name: 'node-0', Role: 'ControlPlane' }, { Name: 'node-1', Role: 'worker' }], loadBalancer: { host: 'h' } }));
     assert.equal((await m.list()).length, 2);
     assert.equal((await new StaticFileMetadata(file, 'node-1').self()).Role, 'Worker');
+  });
+
+  it('parses the file again only when its inode, size or time changed, and never caches a file written in the last second', async () => {
+    const f = join(dir, 'cache.json');
+    const doc = (name: string) => JSON.stringify({ instances: [{ Name: name, Role: 'Worker', VPCIP: '10.0.0.1' }] });
+    const names = async (m: StaticFileMetadata) => (await m.list()).map((i) => i.Name);
+    const m = new StaticFileMetadata(f, 'x');
+    const settled = new Date(Date.now() - 60_000);
+
+    writeFileSync(f, doc('aaaa'));
+    assert.deepEqual(await names(m), ['aaaa']);
+    writeFileSync(f, doc('bbbb'));
+    assert.deepEqual(await names(m), ['bbbb'], 'a file written just now is read again on the next call');
+
+    utimesSync(f, settled, settled);
+    assert.deepEqual(await names(m), ['bbbb']);
+    writeFileSync(f, doc('cccc'));
+    utimesSync(f, settled, settled);
+    assert.deepEqual(await names(m), ['bbbb'], 'same inode, size and time: the parsed file is reused (not read)');
+    utimesSync(f, new Date(), new Date());
+    assert.deepEqual(await names(m), ['cccc'], 'a new modification time: read again');
+
+    writeFileSync(`${f}.tmp`, doc('dddd'));
+    utimesSync(`${f}.tmp`, settled, settled);
+    renameSync(`${f}.tmp`, f);
+    assert.deepEqual(await names(m), ['dddd'], 'replaced by rename (new inode, as the local cluster writes it): read again');
   });
 
   const cases: Array<[string, () => Promise<unknown>, string]> = [

@@ -1,9 +1,12 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { MetadataError, toInstance, type InstanceMetadata, type MetadataProvider } from './types.js';
 
 /**
  * The local cluster's metadata: one JSON file shared by all simulated nodes plus the node's own
- * name. The file is re-read on every call so nodes added later become visible.
+ * name. Every call looks at the file (a stat), so nodes added later become visible at once; it is
+ * read and parsed again only when its inode, size or modification time changed (the joinservice
+ * looks a peer up on every ticket). A file modified within the last second is not cached: a
+ * second write in the same timestamp tick could keep all three.
  *
  * ```json
  * { "instances": [InstanceMetadata...], "loadBalancer": {"host": "127.0.0.1", "port": "6443"},
@@ -11,18 +14,33 @@ import { MetadataError, toInstance, type InstanceMetadata, type MetadataProvider
  * ```
  */
 export class StaticFileMetadata implements MetadataProvider {
+  #cached: { ino: number; size: number; mtimeMs: number; value: Record<string, unknown> } | undefined;
+
   constructor(
     private readonly path: string,
     private readonly selfName: string,
   ) {}
 
   private async read(): Promise<Record<string, unknown>> {
+    const unavailable = (err: unknown) =>
+      new MetadataError('METADATA_UNAVAILABLE', `reading metadata file ${this.path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
     let text: string;
+    let st: { ino: number; size: number; mtimeMs: number };
     try {
+      st = await stat(this.path);
+      const c = this.#cached;
+      if (c && c.ino === st.ino && c.size === st.size && c.mtimeMs === st.mtimeMs) return c.value;
       text = await readFile(this.path, 'utf8');
     } catch (err) {
-      throw new MetadataError('METADATA_UNAVAILABLE', `reading metadata file ${this.path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
+      throw unavailable(err);
     }
+    const value = this.parse(text);
+    // Keyed to the stat taken before the read: a replacement in between changes it, so the next call reads again.
+    this.#cached = Date.now() - st.mtimeMs > 1000 ? { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, value } : undefined;
+    return value;
+  }
+
+  private parse(text: string): Record<string, unknown> {
     try {
       const v = JSON.parse(text) as unknown;
       if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
