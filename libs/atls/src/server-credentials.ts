@@ -4,9 +4,9 @@ import * as grpc from '@grpc/grpc-js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Issuer, type Validator, type Variant } from '@asterism/attestation';
 import { generateNonce } from '@asterism/crypto';
 import { AddressAdmission, DEFAULT_ADMISSION_LIMITS, peerAddress, type AdmissionLimits } from './address-admission.js';
-import { createAtlsCertificate, createNonceCaCertificate, generateAtlsKey } from './certificate.js';
 import { AtlsError, atlsStatus, toAtlsError } from './errors.js';
 import { ATLS_EVIDENCE_METADATA_KEY, ATLS_MAX_HEADER_LIST_BYTES, joinEvidenceChunks, verifyExporterEvidence } from './evidence.js';
+import { ServerContexts, type ContextInstaller } from './server-contexts.js';
 import { verifyAtlsCertificate } from './verify.js';
 
 /** Options of {@link atlsServerCredentials}. */
@@ -66,8 +66,9 @@ function tracked<T>(conn: Connection, verdict: Promise<T>): Promise<T> {
 
 /**
  * grpc-js server credentials speaking the reference's aTLS (docs/protocol/atls.md) plus exporter-bound client
- * evidence (docs/adr/0004). Per connection: the SNICallback decodes the client nonce, builds a fresh
- * key and certificate, and (client-attested mode) a one-entry CA list carrying the server nonce.
+ * evidence (docs/adr/0004). Per connection: the SNICallback decodes the client nonce and gets the
+ * connection's TLS context from ServerContexts (the certificate, with a document over that nonce
+ * when the server attests; in client-attested mode a one-entry CA list carrying the server nonce).
  * The credentials install their own interceptor, which holds every call until the peer is
  * verified and otherwise answers UNAUTHENTICATED with `[REASON] message`.
  */
@@ -78,6 +79,7 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
   /** Keyed like `call.getPeer()`: remoteAddress:remotePort. */
   readonly #connections = new Map<string, Connection>();
   readonly #admission: AddressAdmission;
+  readonly #contexts: ServerContexts;
   #refusedLogged = 0;
 
   constructor(options: AtlsServerOptions = {}) {
@@ -87,9 +89,11 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
     super(
       {
         // Node calls SNICallback with the server-side TLSSocket as `this` and holds the handshake until cb.
+        // The installer and cb run in one synchronous step (server-contexts.ts: a shared context's
+        // certificate is swapped right before Node copies it into the connection).
         SNICallback(this: TLSSocket, servername: string, cb: (err: Error | null, ctx?: tls.SecureContext) => void) {
           ref.creds!.#onSni(this, servername).then(
-            (ctx) => cb(null, ctx),
+            (install) => cb(null, install()),
             (err: unknown) => cb(err as Error),
           );
         },
@@ -109,6 +113,7 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
     this.#opts = options;
     this.#validators = validators;
     this.#logger = options.logger ?? NOP_ATTESTATION_LOGGER;
+    this.#contexts = new ServerContexts({ ...(options.issuer ? { issuer: options.issuer } : {}), clientAttested: validators.length > 0 });
     this.#admission = new AddressAdmission({
       ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections, reservedConnections: Math.min(DEFAULT_ADMISSION_LIMITS.reservedConnections, Math.floor(options.maxConnections / 4)) } : {}),
       ...(options.maxPendingHandshakes !== undefined ? { maxPendingHandshakes: options.maxPendingHandshakes } : {}),
@@ -145,7 +150,7 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
     return this.#validators.length > 0 ? [(_method, call) => this.#gate(call)] : [];
   }
 
-  async #onSni(socket: TLSSocket, servername: string): Promise<tls.SecureContext> {
+  async #onSni(socket: TLSSocket, servername: string): Promise<ContextInstaller> {
     const peer = `${socket.remoteAddress}:${socket.remotePort}`;
     const address = peerAddress(socket.remoteAddress);
     const nonce = Buffer.from(servername, 'base64');
@@ -169,13 +174,7 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
     });
     if (conn.serverNonce) socket.once('secure', () => this.#onSecure(peer, conn));
     try {
-      const key = generateAtlsKey();
-      const cert = await createAtlsCertificate({ nonce, issuer: this.#opts.issuer, key });
-      return tls.createSecureContext({
-        key: key.privateKeyPem,
-        cert: cert.pem,
-        ...(conn.serverNonce ? { ca: createNonceCaCertificate(conn.serverNonce, key) } : {}),
-      });
+      return await this.#contexts.forConnection(nonce, conn.serverNonce);
     } catch (err) {
       throw this.#refuse(toAtlsError(err, 'HANDSHAKE_FAILED', `building aTLS certificate for ${peer}`));
     } finally {
@@ -196,7 +195,7 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
       }
     }, timeout);
     conn.unverifiedTimer.unref();
-    const der = conn.socket.getPeerCertificate()?.raw;
+    const der = conn.socket.getPeerX509Certificate()?.raw;
     if (der && der.length > 0) {
       conn.certVerdict = tracked(
         conn,
