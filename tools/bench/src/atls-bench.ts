@@ -1,6 +1,7 @@
 // New-channel handshake benchmark: aTLS (dummy variant) vs plain TLS, measured in the same run.
 //
-//   npx tsx tools/bench/src/atls-bench.ts            (env: SEQ=300 CONC=8 PAR_N=400 ROUNDS=4)
+//   npx tsx tools/bench/src/atls-bench.ts            (env: SEQ=300 CONC=8 PAR_N=400 ROUNDS=4;
+//   SERVER_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", are Node arguments of both servers)
 //
 // Two server processes (plain TLS with a static ECDSA certificate, and aTLS) run as children; this
 // process is the client. Every call uses a NEW channel (`grpc.use_local_subchannel_pool`, no
@@ -10,14 +11,13 @@
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, webcrypto } from 'node:crypto';
-import { cpus } from 'node:os';
 import { createInterface } from 'node:readline';
 import * as grpc from '@grpc/grpc-js';
 import * as x509 from '@peculiar/x509';
 import { atlsChannelCredentials, atlsServerCredentials } from '@asterism/atls';
 import { DummyIssuer, DummyValidator } from '@asterism/attestation';
 import { kms } from '@asterism/proto';
-import { median, quantile, ratio } from './stats.js';
+import { loadAverage, median, quantile, ratio } from './stats.js';
 
 type Mode = 'plain' | 'atls';
 
@@ -47,14 +47,18 @@ async function serve(mode: Mode, keyPem?: string, certPem?: string): Promise<voi
   } satisfies kms.APIServer);
   const creds =
     mode === 'atls'
-      ? atlsServerCredentials({ issuer: new DummyIssuer(), maxConnections: 4096 })
+      ? // One client address opens every connection: lift the per-address admission limits (docs/adr/0007).
+        atlsServerCredentials({ issuer: new DummyIssuer(), maxConnections: 4096, admission: { handshakesPerSecondPerAddress: 1e6, handshakeBurstPerAddress: 1e6, maxConnectionsPerAddress: 4096, maxPendingHandshakesPerAddress: 64 } })
       : grpc.ServerCredentials.createSsl(null, [{ private_key: Buffer.from(keyPem!), cert_chain: Buffer.from(certPem!) }]);
   const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? reject(e) : resolve(p))));
   process.stdout.write(`PORT ${port}\n`);
+  // A normal exit on SIGTERM, so that --cpu-prof (SERVER_NODE_ARGS) writes its profile.
+  process.once('SIGTERM', () => process.exit(0));
 }
 
 async function startServer(mode: Mode, cert: { keyPem: string; certPem: string }): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, 'serve', mode], {
+  const nodeArgs = (process.env.SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', import.meta.filename, 'serve', mode], {
     stdio: ['pipe', 'pipe', 'inherit'],
     env: { ...process.env, BENCH_KEY: cert.keyPem, BENCH_CERT: cert.certPem },
   });
@@ -86,6 +90,7 @@ async function main(): Promise<void> {
   const CONC = Number(process.env.CONC ?? 8);
   const PAR_N = Number(process.env.PAR_N ?? 400);
   const ROUNDS = Number(process.env.ROUNDS ?? 4);
+  const loadBefore = loadAverage();
   const cert = await plainCertificate();
   const servers = { plain: await startServer('plain', cert), atls: await startServer('atls', cert) };
   const validators = [new DummyValidator()];
@@ -118,12 +123,14 @@ async function main(): Promise<void> {
       const med = median(seq[m]);
       return { mode: m, 'seq median ms': med.toFixed(2), 'seq p90 ms': quantile(seq[m], 0.9).toFixed(2), 'seq /s': (1000 / med).toFixed(0), [`${CONC}-concurrent /s`]: par[m].toFixed(0) };
     };
-    console.log(`new-channel handshakes, ${SEQ} sequential + ${PAR_N} at ${CONC} concurrent per mode, ${cpus().length} CPUs, Node ${process.version}`);
+    console.log(`new-channel handshakes, ${SEQ} sequential + ${PAR_N} at ${CONC} concurrent per mode, Node ${process.version}; before: ${loadBefore}; after: ${loadAverage()}`);
     console.table([row('plain'), row('atls')]);
     console.log(`aTLS / plain TLS throughput ratio: sequential (median) ${ratio(median(seq.plain), median(seq.atls))}, ${CONC}-concurrent ${ratio(par.atls, par.plain)}`);
   } finally {
-    servers.plain.child.kill();
-    servers.atls.child.kill();
+    for (const { child } of [servers.plain, servers.atls]) {
+      child.kill();
+      await new Promise((r) => child.once('exit', r));
+    }
   }
 }
 

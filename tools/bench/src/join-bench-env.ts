@@ -1,12 +1,12 @@
 /**
  * The world of the join benchmark: a real control plane (tools/k8s-testenv) with the cluster
- * objects, a keyservice process and a joinservice process (qemu-vtpm, started from the workspace
- * like the joinservice process tests), a pool of swtpm instances, and the request material
- * (kubelet CSRs, an SSH host key) made before a block starts.
+ * objects, a keyservice process and one joinservice process (qemu-vtpm) - two when a baseline ref
+ * is given, the same service built from that ref, sharing keyservice and control plane - a pool of
+ * swtpm instances, and the joining nodes (source addresses, metadata file, kubelet CSRs).
  */
+import { spawn } from 'node:child_process';
 import { webcrypto } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
@@ -15,72 +15,131 @@ import { QemuVtpmIssuer } from '@asterism/attestation';
 import { randomBytes, sshCaFromSeed } from '@asterism/crypto';
 import { setUpClusterObjects } from '@asterism/k8s-controlplane';
 import { startTestControlPlane, type TestControlPlane } from '@asterism/k8s-testenv';
-import { startTsProcess, type ServiceProcess } from '@asterism/testing';
+import { APP_NODE_FLAGS, bundleApp } from '@asterism/deploy';
+import { ServiceProcess, WORKSPACE_ROOT } from '@asterism/testing';
 import { startSwtpm, type Swtpm } from '@asterism/tpm/testing';
+import { baselineCheckout } from './baseline.js';
 
 x509.cryptoProvider.set(webcrypto as never);
 
+/** One joinservice under test: this checkout's (`current`) or the baseline ref's. */
+export interface JoinTarget {
+  name: 'current' | 'baseline';
+  endpoint: string;
+  pid: number;
+}
+
 /** Everything a block of joins needs; `stop()` ends every process it started. */
 export interface JoinBenchEnv {
-  endpoint: string;
+  targets: JoinTarget[];
   cp: TestControlPlane;
   issuers: QemuVtpmIssuer[];
   hostKey: Buffer;
-  pids: { joinservice: number; keyservice: number; apiserver: number; etcd: number; controllerManager: number };
+  /** The joining nodes, one per source address; join i comes from `nodes[i % nodes.length]`. */
+  nodes: BenchNode[];
+  pids: { keyservice: number; apiserver: number; etcd: number; controllerManager: number };
   stop(): Promise<void>;
 }
 
-/** Starts control plane, keyservice, joinservice and `tpms` swtpm instances. */
-export async function startJoinBenchEnv(tpms: number): Promise<JoinBenchEnv> {
+/** How the benchmark runs the services: `bundle` (as the images do: esbuild bundle + image Node flags) or `ts` (tsx). */
+export type AppRuntime = 'bundle' | 'ts';
+
+/**
+ * Starts one app as production runs it (its bundle with the image's Node flags, deploy/) or from
+ * its TypeScript sources; `nodeArgs` go before the entry point (e.g. `--cpu-prof`, which Node
+ * refuses in NODE_OPTIONS). `root` is the checkout it is built from.
+ */
+async function startApp(app: 'keyservice' | 'joinservice', args: string[], o: { runtime: AppRuntime; root: string; outDir: string; nodeArgs: string[] }): Promise<ServiceProcess> {
+  const entry =
+    o.runtime === 'ts'
+      ? ['--import', 'tsx', join(o.root, 'apps', app, 'src', 'main.ts')]
+      : [...APP_NODE_FLAGS[app], (await bundleApp(app, { root: o.root, outRoot: o.outDir })).outfile];
+  const child = spawn(process.execPath, [...o.nodeArgs, ...entry, ...args], { cwd: o.root, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new ServiceProcess(child);
+}
+
+/** Options of {@link startJoinBenchEnv}. */
+export interface JoinBenchEnvOptions {
+  tpms: number;
+  runtime: AppRuntime;
+  /** Node arguments of the joinservice process(es) (profiling). */
+  joinserviceNodeArgs: string[];
+  /** `--identity-binding` of the joinservice: `strict` (its default) or `off`. */
+  identityBinding: 'strict' | 'off';
+  /** A git ref: also run the joinservice as built from it (before/after in one run). */
+  baselineRef?: string;
+}
+
+/** The files a joinservice reads: attestation config, measurement salt, kubeadm config, peers. */
+async function joinserviceFiles(dir: string): Promise<{ configDir: string; kubeadmConfig: string; metadataFile: string; nodes: BenchNode[] }> {
+  const configDir = join(dir, 'config');
+  mkdirSync(configDir);
+  writeFileSync(join(configDir, 'attestationConfig'), '{"measurements":{}}');
+  writeFileSync(join(configDir, 'measurementSalt'), randomBytes(32));
+  const nodes = await benchNodes();
+  const metadataFile = join(dir, 'metadata.json');
+  writeMetadataFile(metadataFile, nodes);
+  const kubeadmConfig = join(dir, 'ClusterConfiguration');
+  writeFileSync(kubeadmConfig, 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer:\n  certSANs: ["203.0.113.9", "cluster.example"]\n');
+  return { configDir, kubeadmConfig, metadataFile, nodes };
+}
+
+/** Starts control plane, keyservice, joinservice(s) and `tpms` swtpm instances. */
+export async function startJoinBenchEnv(o: JoinBenchEnvOptions): Promise<JoinBenchEnv> {
   const cp = await startTestControlPlane();
   const started: ServiceProcess[] = [];
   const swtpms: Swtpm[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'join-bench-'));
+  const baselineRoot = o.baselineRef ? baselineCheckout(o.baselineRef) : undefined;
   const stop = async () => {
     for (const p of started.reverse()) await p.stop();
     for (const t of swtpms) await t.stop();
     await cp.stop();
+    for (const d of [dir, baselineRoot]) if (d) rmSync(d, { recursive: true, force: true });
   };
   try {
     const admin = new k8s.KubeConfig();
     admin.loadFromString(cp.adminKubeconfig);
     await setUpClusterObjects(admin, { components: [{ url: 'https://example.invalid/kubelet', hash: 'sha256:aa', installPath: '/run/state/bin/kubelet', extract: false }], kubernetesVersion: 'v1.34.4' });
-    const dir = mkdtempSync(join(tmpdir(), 'join-bench-'));
     writeFileSync(join(dir, 'mastersecret'), randomBytes(32));
     writeFileSync(join(dir, 'salt'), randomBytes(32));
-    const keyservice = startTsProcess('apps/keyservice/src/main.ts', ['--host=127.0.0.1', '--port=0', '--metrics-port=-1', `--master-secret=${join(dir, 'mastersecret')}`, `--salt=${join(dir, 'salt')}`]);
+    const keyservice = await startApp('keyservice', ['--host=127.0.0.1', '--port=0', '--metrics-port=-1', `--master-secret=${join(dir, 'mastersecret')}`, `--salt=${join(dir, 'salt')}`], { runtime: o.runtime, root: WORKSPACE_ROOT, outDir: join(dir, 'dist'), nodeArgs: [] });
     started.push(keyservice);
     const ks = await keyservice.waitForLog((l) => l.msg === 'keyservice serving');
-    const configDir = join(dir, 'config');
-    mkdirSync(configDir);
-    writeFileSync(join(configDir, 'attestationConfig'), '{"measurements":{}}');
-    writeFileSync(join(configDir, 'measurementSalt'), randomBytes(32));
-    const kubeadmConfig = join(dir, 'ClusterConfiguration');
-    writeFileSync(kubeadmConfig, 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer:\n  certSANs: ["203.0.113.9", "cluster.example"]\n');
-    const joinservice = startTsProcess('apps/joinservice/src/main.ts', [
+    const files = await joinserviceFiles(dir);
+    const args = [
       '--cloud-provider=qemu',
       '--attestation-variant=qemu-vtpm',
       `--key-service-endpoint=127.0.0.1:${ks.port as number}`,
       '--host=127.0.0.1',
       '--port=0',
       '--metrics-port=-1',
-      `--config-dir=${configDir}`,
-      `--kubeadm-config=${kubeadmConfig}`,
+      `--config-dir=${files.configDir}`,
+      `--kubeadm-config=${files.kubeadmConfig}`,
       `--kubernetes-dir=${join(cp.adminKubeconfigPath, '..')}`,
       `--kubeconfig=${cp.adminKubeconfigPath}`,
       `--api-server-endpoint=${cp.host}:${cp.port}`,
       '--rate-limit=100000',
       '--rate-burst=100000',
-    ], process.env.JOINSERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.JOINSERVICE_NODE_OPTIONS } : {});
-    started.push(joinservice);
-    const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
-    for (let i = 0; i < tpms; i++) swtpms.push(await startSwtpm());
+      `--identity-binding=${o.identityBinding}`,
+      `--metadata-file=${files.metadataFile}`,
+    ];
+    const targets: JoinTarget[] = [];
+    for (const [name, root] of [['current', WORKSPACE_ROOT], ...(baselineRoot ? [['baseline', baselineRoot]] : [])] as Array<[JoinTarget['name'], string]>) {
+      const joinservice = await startApp('joinservice', args, { runtime: o.runtime, root, outDir: join(dir, name), nodeArgs: o.joinserviceNodeArgs });
+      started.push(joinservice);
+      const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
+      targets.push({ name, endpoint: `127.0.0.1:${js.port as number}`, pid: joinservice.child.pid! });
+    }
+    for (let i = 0; i < o.tpms; i++) swtpms.push(await startSwtpm());
     const pid = (name: string) => cp.processes.find((p) => p.name === name)!.child.pid!;
     return {
-      endpoint: `127.0.0.1:${js.port as number}`,
+      targets,
       cp,
       issuers: swtpms.map((t) => new QemuVtpmIssuer(() => t.client())),
       hostKey: sshCaFromSeed(randomBytes(32)).publicWire,
-      pids: { joinservice: joinservice.child.pid!, keyservice: keyservice.child.pid!, apiserver: pid('kube-apiserver'), etcd: pid('etcd'), controllerManager: pid('kube-controller-manager') },
+      nodes: files.nodes,
+      pids: { keyservice: keyservice.child.pid!, apiserver: pid('kube-apiserver'), etcd: pid('etcd'), controllerManager: pid('kube-controller-manager') },
       stop,
     };
   } catch (err) {
@@ -89,41 +148,38 @@ export async function startJoinBenchEnv(tpms: number): Promise<JoinBenchEnv> {
   }
 }
 
-/** `count` kubelet CSRs (DER) for node names `<prefix>-<i>`, one P-256 key for all. */
-export async function kubeletCsrs(prefix: string, count: number): Promise<Buffer[]> {
+/** The joining node behind one loopback source address (docs/adr/0008: the joinservice names peers by IP). */
+export interface BenchNode {
+  address: string;
+  name: string;
+  /** Kubelet CSR (DER) for `name`, made once and sent with every ticket of this node. */
+  csr: Buffer;
+}
+
+/** Source addresses 127.0.0.2-254: distinct peers as real nodes are (per-address aTLS admission, identity binding). */
+const NODE_COUNT = 253;
+
+/** One node per source address, named `bench-node-<last octet>`, each with a kubelet CSR (one P-256 key for all). */
+async function benchNodes(): Promise<BenchNode[]> {
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   const keys = (await webcrypto.subtle.generateKey(alg, false, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-  const out: Buffer[] = [];
-  for (let i = 0; i < count; i++) {
+  const out: BenchNode[] = [];
+  for (let i = 0; i < NODE_COUNT; i++) {
+    const address = `127.0.0.${2 + i}`;
+    const name = `bench-node-${2 + i}`;
     const csr = await x509.Pkcs10CertificateRequestGenerator.create({
-      name: `O=system:nodes, CN=system:node:${prefix}-${i}`,
+      name: `O=system:nodes, CN=system:node:${name}`,
       keys,
       signingAlgorithm: alg,
-      extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'ip', value: '10.9.0.7' }])],
+      extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'ip', value: address }])],
     });
-    out.push(Buffer.from(csr.rawData));
+    out.push({ address, name, csr: Buffer.from(csr.rawData) });
   }
   return out;
 }
 
-/**
- * Makes every new TCP connection to `port` leave from its own loopback address (127.0.0.2-254,
- * round robin), as joining nodes do from their own IPs. Without it all joiners would share
- * 127.0.0.1 and the joinservice's per-address aTLS admission (docs/adr/0007: 20 handshakes/s per
- * address) would be what the benchmark measures. grpc-js opens its sockets with `net.connect`.
- */
-export function spreadSourceAddresses(port: number): () => void {
-  const original = net.connect;
-  let next = 0;
-  const patched = ((...args: unknown[]) => {
-    const [first] = args;
-    if (first && typeof first === 'object' && (first as net.TcpNetConnectOpts).port === port && !(first as net.TcpNetConnectOpts).localAddress) {
-      args[0] = { ...(first as object), localAddress: `127.0.0.${2 + (next++ % 253)}` };
-    }
-    return (original as (...a: unknown[]) => net.Socket)(...args);
-  }) as typeof net.connect;
-  net.connect = patched;
-  return () => {
-    net.connect = original;
-  };
+/** The metadata file the joinservice looks peers up in (the local cluster's format, libs/metadata StaticFileMetadata). */
+function writeMetadataFile(path: string, nodes: BenchNode[]): void {
+  const instances = nodes.map((n) => ({ Name: n.name, ProviderID: `bench:///${n.name}`, Role: 'Worker', VPCIP: n.address, SecondaryIPRange: '', AliasIPRanges: null }));
+  writeFileSync(path, JSON.stringify({ instances, loadBalancer: { host: '127.0.0.1', port: '6443' }, initSecretHash: 'unused', uid: 'bench' }));
 }

@@ -1,4 +1,5 @@
 /** Small statistics for benchmarks: medians and percentiles over samples, ratios against a baseline. */
+import { cpus, loadavg } from 'node:os';
 
 /** The p-quantile (0..1) by linear interpolation; NaN for no samples. */
 export function quantile(samples: readonly number[], p: number): number {
@@ -18,4 +19,14 @@ export function median(samples: readonly number[]): number {
 /** `candidate / baseline` of two medians, rounded to 3 digits (throughput: >1 is better). */
 export function ratio(candidate: number, baseline: number): number {
   return Math.round((candidate / baseline) * 1000) / 1000;
+}
+
+/**
+ * The machine's 1/5/15-minute load averages as text, for every recorded result: the benchmarks
+ * run on a shared 2-core machine, where absolute numbers move with the load and ratios less so.
+ */
+export function loadAverage(): string {
+  return `load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' / ')} (1/5/15 min), ${cpus().length} CPUs`;
 }
