@@ -76,8 +76,8 @@ Flags (environment in brackets):
   --tpm <t>                      /dev/tpmrm0, unix:<swtpm socket> or tcp:<host>:<port> (default /dev/tpmrm0)
   --state-disk <dev|file>        LUKS2 state disk (default /dev/mapper/state)
   --initial-key <file>           its initial passphrase (default /run/cryptsetup-keys.d/state.key)
-  --state-disk-pbkdf <p>         keyslot KDF for the derived disk key: light (argon2id 64 MiB,
-                                 ~0.3 s) or benchmarked (cryptsetup's ~2 s / 1 GiB) (default light)
+  --state-disk-pbkdf <p>         keyslot KDF for the derived disk key: light (argon2id 8 MiB,
+                                 ~0.04 s) or benchmarked (cryptsetup's ~2 s / 1 GiB) (default light)
   --metadata <src>               file:<path>, a qemu metadata API URL (default http://10.42.0.1:8080),
                                  or on AWS/Azure/GCP the IMDS / metadata server URL (default: the
                                  cloud's own)

@@ -2,7 +2,8 @@
  * State disk re-key benchmark with the real cryptsetup on a LUKS2 image file: the keyslot change
  * a node does on init/join (initial passphrase -> derived key) and the unlock check a rejoin
  * does, for the bootstrapper's `light` preset against cryptsetup's benchmarked default (the
- * reference's behaviour, the baseline). Both measured in the same run, alternating.
+ * reference's behaviour, the baseline) and the 64 MiB `light` of before issue 21. All measured
+ * in the same run, alternating.
  * Run: npx tsx tools/bench/src/disk-bench.ts [iterations]   (nx run bench:bench-disk)
  */
 import { spawnSync } from 'node:child_process';
@@ -16,7 +17,9 @@ const N = Number(process.argv[2] ?? 5);
 /** The keyslot arguments of `bootstrapper --state-disk-pbkdf=<preset>` (apps/bootstrapper/src/disk/state-disk.ts). */
 const PRESETS: Record<string, string[]> = {
   benchmarked: [],
-  light: ['--pbkdf', 'argon2id', '--pbkdf-force-iterations', '4', '--pbkdf-memory', '65536', '--pbkdf-parallel', '1'],
+  // `light` until issue 21's join-latency work (docs/adr/0006, amended).
+  'light-64MiB': ['--pbkdf', 'argon2id', '--pbkdf-force-iterations', '4', '--pbkdf-memory', '65536', '--pbkdf-parallel', '1'],
+  light: ['--pbkdf', 'argon2id', '--pbkdf-force-iterations', '4', '--pbkdf-memory', '8192', '--pbkdf-parallel', '1'],
 };
 
 function cryptsetup(args: string[], stdin?: Buffer): number {

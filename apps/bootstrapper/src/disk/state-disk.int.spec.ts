@@ -46,12 +46,12 @@ describe('CryptsetupStateDisk on an image file', { skip }, () => {
     assert.deepEqual(await disk.token(), { type: 'constellation-state-disk', keyslots: [], diskIsInitialized: false });
   });
 
-  it('the light preset writes an argon2id keyslot with 64 MiB, 4 passes and 1 lane that the derived key opens', async () => {
+  it('the light preset writes an argon2id keyslot with 8 MiB, 4 passes and 1 lane that the derived key opens', async () => {
     const { image, disk } = await freshDisk('light', STATE_DISK_PBKDF_PRESETS.light);
     const derived = randomBytes(32);
     await disk.updatePassphrase(derived);
     const slot = (JSON.parse(spawnSync('cryptsetup', ['luksDump', '--dump-json-metadata', image]).stdout.toString()) as { keyslots: Record<string, { kdf: Record<string, unknown> }> }).keyslots['0']!.kdf;
-    assert.deepEqual({ type: slot.type, time: slot.time, memory: slot.memory, cpus: slot.cpus }, { type: 'argon2id', time: 4, memory: 65536, cpus: 1 });
+    assert.deepEqual({ type: slot.type, time: slot.time, memory: slot.memory, cpus: slot.cpus }, { type: 'argon2id', time: 4, memory: 8192, cpus: 1 });
     assert.equal(await disk.testPassphrase(derived), true);
   });
 
