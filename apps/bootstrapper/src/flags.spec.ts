@@ -55,6 +55,14 @@ describe('bootstrapper flags', () => {
     assert.equal(parseFlags(['-h'], {}), null);
   });
 
+  it('--local-apps: the local backend\'s program bundles; refused elsewhere', () => {
+    const local = ['--attestation-variant=dummy', '--k8s-backend=local'];
+    assert.equal(parseFlags(local, {})!.localApps, undefined);
+    assert.equal(parseFlags([...local, '--local-apps=/c/apps/programs.json'], {})!.localApps, '/c/apps/programs.json');
+    assert.throws(() => parseFlags(['--attestation-variant=dummy', '--local-apps=/c/apps/programs.json'], {}), (e: unknown) => e instanceof FlagError && /--local-apps is for the local backend/.test(e.message));
+    assert.throws(() => parseFlags([...local, '--local-apps='], {}), (e: unknown) => e instanceof FlagError && /--local-apps needs a file/.test(e.message));
+  });
+
   it('--join-source-address: join.API connections from the node\'s own IP (docs/adr/0008)', () => {
     assert.equal(parseFlags(['--attestation-variant', 'dummy'], {})!.joinSourceAddress, undefined);
     assert.equal(parseFlags(['--attestation-variant', 'dummy', '--join-source-address=127.42.0.11'], {})!.joinSourceAddress, '127.42.0.11');

@@ -55,6 +55,11 @@ export interface BootstrapperConfig {
   /** Verification service ports (gRPC, HTTP) a running local-backend node serves (0 = off; always 0 on kubeadm). */
   verifyGrpcPort: number;
   verifyHttpPort: number;
+  /**
+   * Local backend: JSON file naming the bundles (and Node flags) of the keyservice, joinservice and
+   * verification-service programs (kubernetes/local/programs.ts); absent: run from the sources.
+   */
+  localApps: string | undefined;
 }
 
 export const USAGE = `Usage: bootstrapper [flags]
@@ -115,6 +120,12 @@ Flags (environment in brackets):
                                  nodes get it from the chart's verification-service DaemonSet and
                                  refuse the flag (docs/adr/0028)
   --verify-http-port <n>         local backend: verification service HTTP port (default 30080)
+  --local-apps <file>            local backend: JSON file with the bundles and Node flags of the
+                                 keyservice, joinservice and verification-service programs (as
+                                 the local cluster builds them); with a verification-service
+                                 program a node with nothing else to supervise hands its
+                                 verification service to it and exits (default: run the sources
+                                 through tsx, verification served by this process)
   -h, --help                     show this help`;
 
 export { FlagError };
@@ -150,6 +161,7 @@ const OPTIONS = {
   'recovery-port': { type: 'string' },
   'verify-grpc-port': { type: 'string' },
   'verify-http-port': { type: 'string' },
+  'local-apps': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -231,6 +243,7 @@ function kubernetes(values: FlagValues, backend: BootstrapperConfig['backend']) 
     verifyGrpcPort: verifyGrpcPort(values, backend),
     verifyHttpPort: int('verify-http-port', values['verify-http-port'], 30080, 0, 65535),
     ignorePreflightErrors: (values['ignore-preflight-errors'] ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    localApps: localApps(values, backend),
   } satisfies Partial<BootstrapperConfig>;
 }
 
@@ -245,4 +258,12 @@ function verifyGrpcPort(values: FlagValues, backend: BootstrapperConfig['backend
     throw new FlagError('--verify-grpc-port is for the local backend: kubeadm nodes get the verification service from the asterism-services chart (verification-service DaemonSet)');
   }
   return port;
+}
+
+/** `--local-apps` (local backend only: a kubeadm node's programs are the images the cluster runs). */
+function localApps(values: FlagValues, backend: BootstrapperConfig['backend']): string | undefined {
+  const file = values['local-apps'];
+  if (file !== undefined && backend !== 'local') throw new FlagError('--local-apps is for the local backend: kubeadm nodes run the services as pods');
+  if (file === '') throw new FlagError('--local-apps needs a file');
+  return file;
 }

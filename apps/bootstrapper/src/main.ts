@@ -2,8 +2,9 @@
 /**
  * bootstrapper entry point (docs/protocol/bootstrapper.md): flags/environment -> TPM, issuer, node lock,
  * metadata, state disk -> node condition -> InitServer || JoinClient race (or rejoin) ->
- * status file. With the local backend the process stays up as the node's agent (and, on the
- * first control plane, as the supervisor of its control plane and services) until SIGTERM.
+ * status file -> exit, or (local backend) stay as the supervisor of the first control plane and
+ * its services, or as the node's verification service unless a verification-service program
+ * (--local-apps) takes that over (residency.ts).
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
@@ -24,7 +25,7 @@ import { InitServer } from './initserver/init-server.js';
 import { AtlsJoinServiceDialer } from './joinclient/atls-dialer.js';
 import { JoinClient } from './joinclient/join-client.js';
 import { TcpReadinessProbe } from './joinclient/readiness-probe.js';
-import { residencyReason } from './residency.js';
+import { handsOverVerification, residencyReason, type ResidencyFacts, type ResidencyReason } from './residency.js';
 import { RejoinClient } from './joinclient/rejoin-client.js';
 import { clusterBackendFor, type ClusterBackend } from './kubernetes/backend-choice.js';
 import { metadataFor } from './metadata-source.js';
@@ -34,7 +35,9 @@ import { clusterBindingStore, InitDiskBinder } from './node-identity/init-disk-b
 import { EmergencySshSetup, HostKeyFile } from './node-identity/ssh.js';
 import { RecoveryServer } from './recovery/recovery-server.js';
 import { raceForDiskKey } from './recovery/unlock-race.js';
-import { releaseAttestationKeys, startVerificationService } from './verify/start.js';
+import { perCallIssuer, releaseAttestationKeys, startVerificationService } from './verify/start.js';
+import { handOverVerification } from './verify/hand-over.js';
+import { programCommand, readLocalPrograms, type LocalPrograms } from './kubernetes/local/programs.js';
 import type { Cleaner } from './clean/cleaner.js';
 import { runBootstrapper, type InitService, type NodeControl, type RunResult } from './run.js';
 import { NodeFileWriter } from './state/file-writer.js';
@@ -81,6 +84,8 @@ interface BootNode {
   hostKey: HostKeyFile;
   dialer: AtlsJoinServiceDialer;
   backend: ClusterBackend;
+  /** Local backend: the programs of `--local-apps` (bundles); absent: the sources through tsx. */
+  programs?: LocalPrograms;
 }
 
 /** Long-lived pieces a rejoin leaves running (stopped on SIGTERM in local mode). */
@@ -128,6 +133,7 @@ async function wireNode(cfg: BootstrapperConfig): Promise<BootNode> {
   const platform = nodePlatformFor(cfg, (count) => logger.warn('flushed transient TPM objects left by an earlier run', { count }));
   const issuer = platform.issuer;
   const metadata = metadataFor(cfg);
+  const programs = cfg.localApps ? readLocalPrograms(cfg.localApps) : undefined;
   return {
     cfg,
     logger,
@@ -142,7 +148,8 @@ async function wireNode(cfg: BootstrapperConfig): Promise<BootNode> {
     host: new OsHostInfo(cfg.addresses ? { addresses: cfg.addresses, ...(cfg.nodeName ? { hostname: cfg.nodeName } : {}) } : undefined),
     hostKey: new HostKeyFile(files),
     dialer: new AtlsJoinServiceDialer(issuer, cfg.joinSourceAddress ? { localAddress: cfg.joinSourceAddress } : {}),
-    backend: clusterBackendFor(cfg, metadata, files, logger),
+    backend: clusterBackendFor(cfg, metadata, files, logger, programs),
+    ...(programs ? { programs } : {}),
   };
 }
 
@@ -229,26 +236,39 @@ async function initServerStage(node: BootNode, cleaner: Cleaner): Promise<InitSe
   };
 }
 
-/** Status and log line with the mark; then exit, unless this process must stay as the node's agent (residency.ts) until SIGTERM. */
+/**
+ * Status and log line with the mark; then exit, unless this process must stay as the node's agent
+ * (residency.ts) until SIGTERM. A local node may first hand its verification service to the
+ * verification-service program (verify/hand-over.ts); if that fails it serves it itself.
+ */
 async function finishBoot(node: BootNode, result: RunResult, started: number, session: RejoinSession): Promise<void> {
   const { cfg, logger, platform } = node;
   const mark = await platform.mark.readMark().catch(() => undefined);
   const phase = result === 'stopped' ? 'stopped' : result;
   await node.status({ phase, bootstrapMs: Date.now() - started, ...(mark ? { pcr15: mark.toString('hex') } : {}) });
   logger.info('bootstrap finished', { result, bootstrapMs: Date.now() - started, pcr15: mark?.toString('hex') });
-  const stay = residencyReason({ backend: cfg.backend, result, supervisesControlPlane: node.backend.local?.supervising ?? false, verificationPort: cfg.verifyGrpcPort });
-  if (!stay) {
-    // Nothing to supervise here: the node keeps running without this process (idle memory).
-    logger.info('bootstrapper exiting: nothing left to supervise on this node', { result });
-    await session.recovery?.close();
-    await releaseAttestationKeys(node.issuer);
-    await platform.close();
-    setImmediate(() => process.exit(0));
-    return;
+  const facts: ResidencyFacts = { backend: cfg.backend, result, supervisesControlPlane: node.backend.local?.supervising ?? false, verificationPort: cfg.verifyGrpcPort, verificationProgram: node.programs?.['verification-service'] !== undefined };
+  const stay = residencyReason(facts);
+  if (stay) return stayResident(node, session, stay, node.issuer);
+  // Nothing to supervise here: the node keeps running without this process (idle memory).
+  await session.recovery?.close();
+  await releaseAttestationKeys(node.issuer);
+  await platform.close();
+  if (handsOverVerification(facts)) {
+    const command = programCommand('verification-service', node.programs);
+    if (!(await handOverVerification({ cfg, command, probe: new TcpReadinessProbe(), logger }))) {
+      return stayResident(node, session, 'verification service', perCallIssuer(cfg, (count) => logger.warn('flushed transient TPM objects left behind', { count })));
+    }
   }
-  // Local backend only: this process is the node's agent (and node 0's control-plane supervisor).
-  logger.info('bootstrapper staying resident', { reason: stay });
-  const verification = await startVerificationService(cfg, node.issuer, logger);
+  logger.info('bootstrapper exiting: nothing left to supervise on this node', { result });
+  setImmediate(() => process.exit(0));
+}
+
+/** Local backend only: this process stays as the node's agent (and node 0's control-plane supervisor) until SIGTERM. */
+async function stayResident(node: BootNode, session: RejoinSession, reason: ResidencyReason, verificationIssuer: Issuer): Promise<void> {
+  const { cfg, logger, platform } = node;
+  logger.info('bootstrapper staying resident', { reason });
+  const verification = await startVerificationService(cfg, verificationIssuer, logger);
   handleShutdownSignals(logger, async () => {
     session.rejoiner?.stop();
     await session.recovery?.close();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { residencyReason, type ResidencyFacts } from './residency.js';
+import { handsOverVerification, residencyReason, type ResidencyFacts } from './residency.js';
 
 describe('residencyReason', () => {
   const base: ResidencyFacts = { backend: 'local', result: 'joined', supervisesControlPlane: false, verificationPort: 0 };
@@ -13,8 +13,28 @@ describe('residencyReason', () => {
     ['kubeadm rejoined node: exits', { backend: 'kubeadm', result: 'rejoined' }, undefined],
     ['kubeadm init node: exits', { backend: 'kubeadm', result: 'initialized' }, undefined],
     ['stopped: exits', { result: 'stopped', supervisesControlPlane: true, verificationPort: 30081 }, undefined],
+    ['local worker with a verification-service program: exits (the program serves it)', { verificationPort: 30081, verificationProgram: true }, undefined],
+    ['local init node with a verification-service program: stays for its control plane', { result: 'initialized', supervisesControlPlane: true, verificationPort: 30081, verificationProgram: true }, 'control-plane services'],
   ];
   for (const [name, over, want] of cases) {
     it(name, () => assert.equal(residencyReason({ ...base, ...over }), want));
+  }
+});
+
+describe('handsOverVerification', () => {
+  const base: ResidencyFacts = { backend: 'local', result: 'joined', supervisesControlPlane: false, verificationPort: 30081, verificationProgram: true };
+  const cases: Array<[string, Partial<ResidencyFacts>, boolean]> = [
+    ['joined local worker with a program', {}, true],
+    ['rejoined local worker with a program', { result: 'rejoined' }, true],
+    ['already bootstrapped in this boot (agent started)', { result: 'agent-started' }, true],
+    ['no program: the bootstrapper serves it itself', { verificationProgram: false }, false],
+    ['verification off', { verificationPort: 0 }, false],
+    ['init node: stays and serves it', { result: 'initialized', supervisesControlPlane: true }, false],
+    ['stopped', { result: 'stopped' }, false],
+    ['failed', { result: 'failed' }, false],
+    ['kubeadm (the chart serves it)', { backend: 'kubeadm' }, false],
+  ];
+  for (const [name, over, want] of cases) {
+    it(name, () => assert.equal(handsOverVerification({ ...base, ...over }), want));
   }
 });

@@ -8,6 +8,7 @@ import type { ClusterJoiner } from '../joinclient/ports.js';
 import type { NodeFileWriter } from '../state/file-writer.js';
 import { KubeadmBackend } from './kubeadm/kubeadm-backend.js';
 import { LocalClusterInitializer, LocalClusterJoiner } from './local/local-backend.js';
+import type { LocalPrograms } from './local/programs.js';
 import { LocalServiceProcesses } from './local/services.js';
 
 /** The Kubernetes backend's two halves; `local` is set when this process also supervises a local control plane. */
@@ -18,7 +19,7 @@ export interface ClusterBackend {
 }
 
 /** The `local` backend (processes on this machine) or `kubeadm` (a real node). */
-export function clusterBackendFor(cfg: BootstrapperConfig, metadata: MetadataProvider, files: NodeFileWriter, logger: Logger): ClusterBackend {
+export function clusterBackendFor(cfg: BootstrapperConfig, metadata: MetadataProvider, files: NodeFileWriter, logger: Logger, programs?: LocalPrograms): ClusterBackend {
   if (cfg.backend === 'local') {
     const binDir = cfg.k8sBinDir ?? '';
     const local = new LocalClusterInitializer({
@@ -36,6 +37,7 @@ export function clusterBackendFor(cfg: BootstrapperConfig, metadata: MetadataPro
         keyServiceMetricsPort: 0,
         // The joinservice names and roles peers from the same metadata source (docs/adr/0008).
         metadata: cfg.metadata,
+        ...(programs ? { programs } : {}),
         logger,
       }),
       logger,

@@ -1,20 +1,10 @@
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { ManagedProcess, waitFor } from '@asterism/k8s-controlplane';
 import type { Logger } from '@asterism/logger';
 import type { ClusterServices, ClusterServicesContext } from './local-backend.js';
-
-/** Root of this workspace (apps/bootstrapper/src/kubernetes/local -> 5 levels up). */
-export const WORKSPACE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../..');
-
-/** `node --import tsx <app main>`: how the local cluster runs the other apps from this checkout. */
-export function tsAppCommand(app: 'keyservice' | 'joinservice'): { binary: string; args: string[] } {
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-  return { binary: process.execPath, args: ['--import', tsx, join(WORKSPACE_ROOT, 'apps', app, 'src', 'main.ts')] };
-}
+import { programCommand, type LocalPrograms } from './programs.js';
 
 /** The joinservice flag for the node's metadata source. */
 function metadataArgs(metadata: string | undefined): string[] {
@@ -39,6 +29,8 @@ export interface LocalServicesOptions {
    * peer names and roles there (`--identity-binding=strict`, docs/adr/0008). Absent: its default.
    */
   metadata?: string;
+  /** Bundles and Node flags to run the services with (`--local-apps`); absent: the sources through tsx. */
+  programs?: LocalPrograms;
   logger: Logger;
 }
 
@@ -68,7 +60,7 @@ export class LocalServiceProcesses implements ClusterServices {
     await writeFile(join(jc, 'measurementSalt'), ctx.secrets.measurementSalt, { mode: 0o600 });
     await copyFile(this.o.attestationConfigPath, this.attestationConfigPath);
 
-    const keyCmd = tsAppCommand('keyservice');
+    const keyCmd = programCommand('keyservice', this.o.programs);
     const keyLog = join(logs, 'keyservice.log');
     this.o.logger.info('starting keyservice', { host: ctx.nodeIp, port: this.o.keyServicePort });
     const keyservice = this.supervise('keyservice', keyCmd.binary, [
@@ -84,7 +76,7 @@ export class LocalServiceProcesses implements ClusterServices {
       alive: () => keyservice().running,
     });
 
-    const joinCmd = tsAppCommand('joinservice');
+    const joinCmd = programCommand('joinservice', this.o.programs);
     const joinLog = join(logs, 'joinservice.log');
     this.o.logger.info('starting joinservice', { host: ctx.nodeIp, port: this.o.joinServicePort, variant: this.o.variant });
     const joinservice = this.supervise('joinservice', joinCmd.binary, [
