@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '@asterism/deploy';
 
 /** Workspace folders whose sources the apps are bundled from. */
-const SOURCE_DIRS = ['apps', 'libs', 'package.json', 'tsconfig.base.json'];
+const SOURCE_DIRS = ['apps', 'libs', 'tools', 'deploy', 'package.json', 'tsconfig.base.json'];
 
 /** Extracts `ref` into a new temporary folder and links node_modules; returns the folder. */
 export function baselineCheckout(ref: string): string {
@@ -22,7 +22,7 @@ export function baselineCheckout(ref: string): string {
   execFileSync('tar', ['-x', '-C', root], { input: tar });
   linkPackages(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
   // Packages npm installed below a project (a second version of one dependency).
-  for (const group of ['apps', 'libs']) {
+  for (const group of ['apps', 'libs', 'tools']) {
     for (const project of readdirSync(join(REPO_ROOT, group))) {
       const nested = join(REPO_ROOT, group, project, 'node_modules');
       if (existsSync(nested) && existsSync(join(root, group, project))) symlinkSync(nested, join(root, group, project, 'node_modules'));

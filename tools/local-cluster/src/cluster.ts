@@ -5,12 +5,14 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
-import { alive, startDetached, stopDetached, type DetachedProcess } from './detached.js';
+import { startDetached, stopDetached, type DetachedProcess } from './detached.js';
 import { newInitSecret } from './init-secret.js';
 import { ClusterLayout, planNodes, type NodeSpec } from './layout.js';
 import { createHostKey, createStateDisk, resetTpm, startSwtpm } from './machine.js';
 import { attestationConfigJson, measureBoot } from './measured-boot.js';
 import { writeMetadataFile } from './metadata-file.js';
+import { sessionProcesses } from './processes.js';
+import { bootstrapperProgram, buildPrograms } from './programs.js';
 
 /** The checkout this tool runs from. */
 export const WORKSPACE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -23,6 +25,8 @@ export interface ClusterState {
   binDir: string;
   /** `local` (default): simulated nodes; `kubeadm`: real nodes (docs/adr/0019-node-runtime.md). */
   backend?: 'local' | 'kubeadm';
+  /** Local backend: `bundles` when `up` built the programs (programs.ts); absent: the sources through tsx. */
+  runtime?: ProgramRuntime;
   /** kubeadm backend: `bootstrapper` is the pid of the node's supervisor (its processes live in the node's cgroup). */
   nodes: Array<NodeSpec & { swtpm: number; bootstrapper: number; tampered?: boolean }>;
   /** kubeadm backend: every node `up` planned, recorded before any is created (for `down` after a failed `up`). */
@@ -71,14 +75,26 @@ export async function readNodeStatus(layout: ClusterLayout, node: string): Promi
   }
 }
 
-/** Starts a node's bootstrapper process (detached, own process group). */
-export function startBootstrapper(layout: ClusterLayout, node: NodeSpec, binDir: string, first: boolean): DetachedProcess {
+/** How a local cluster's processes run: from the bundles `up` built, or from the sources through tsx. */
+export type ProgramRuntime = 'bundles' | 'sources';
+
+/** `node <flags> <bundle> --local-apps=...` or `node --import tsx <sources>`. */
+function bootstrapperCommand(layout: ClusterLayout, runtime: ProgramRuntime): string[] {
+  if (runtime === 'sources') return ['--import', TSX, join(WORKSPACE_ROOT, 'apps/bootstrapper/src/main.ts')];
+  const program = bootstrapperProgram(layout);
+  return [...program.nodeFlags, program.entry, `--local-apps=${layout.programsFile}`];
+}
+
+/**
+ * Starts a node's bootstrapper process (detached, own session: a verification-service program it
+ * hands over to stays in that session after it exits, so stopping the session stops the node).
+ */
+export function startBootstrapper(layout: ClusterLayout, node: NodeSpec, binDir: string, first: boolean, runtime: ProgramRuntime = 'sources'): DetachedProcess {
   return startDetached(
     'bootstrapper',
     process.execPath,
     [
-      '--import', TSX,
-      join(WORKSPACE_ROOT, 'apps/bootstrapper/src/main.ts'),
+      ...bootstrapperCommand(layout, runtime),
       '--attestation-variant=qemu-vtpm',
       '--csp=QEMU',
       `--state-root=${layout.nodeRoot(node.name)}`,
@@ -103,13 +119,13 @@ export function startBootstrapper(layout: ClusterLayout, node: NodeSpec, binDir:
 }
 
 /** Boots one node: vTPM, measured boot, state disk, host key, bootstrapper. */
-async function bootNode(layout: ClusterLayout, node: NodeSpec, binDir: string, first: boolean, tamper: boolean) {
+async function bootNode(layout: ClusterLayout, node: NodeSpec, binDir: string, first: boolean, tamper: boolean, runtime: ProgramRuntime) {
   await mkdir(layout.nodeRoot(node.name), { recursive: true, mode: 0o700 });
   const swtpm = await startSwtpm(layout, node.name);
   await measureBoot(layout.tpmSocket(node.name), { tamper });
   await createStateDisk(layout, node.name);
   await createHostKey(layout, node.name);
-  const bootstrapper = startBootstrapper(layout, node, binDir, first);
+  const bootstrapper = startBootstrapper(layout, node, binDir, first, runtime);
   return { ...node, swtpm: swtpm.pid, bootstrapper: bootstrapper.pid, ...(tamper ? { tampered: true } : {}) };
 }
 
@@ -179,7 +195,7 @@ export async function up(o: UpOptions): Promise<ClusterState> {
   const say = o.progress ?? (() => undefined);
   const layout = new ClusterLayout(o.root);
   const existing = await readState(layout);
-  if (existing && existing.nodes.some((n) => alive(n.bootstrapper) || alive(n.swtpm))) {
+  if (existing && sessionProcesses(existing.nodes.flatMap((n) => [n.bootstrapper, n.swtpm])).length > 0) {
     throw new Error(`a local cluster is already running in ${layout.root}; run "down" first`);
   }
   await rm(layout.root, { recursive: true, force: true });
@@ -189,10 +205,12 @@ export async function up(o: UpOptions): Promise<ClusterState> {
   await writeFile(layout.initSecretFile, secret, { mode: 0o600 });
   await writeMetadataFile(layout.metadataFile, nodes, hash);
   await writeFile(layout.attestationConfigFile, attestationConfigJson(), { mode: 0o600 });
+  say(`bundling the bootstrapper, keyservice, joinservice and verification-service into ${layout.programsDir}`);
+  await buildPrograms(layout);
   say(`booting ${nodes.length} nodes (swtpm vTPM, measured boot, LUKS2 state disk, bootstrapper) in ${layout.root}`);
-  const state: ClusterState = { created: new Date().toISOString(), binDir: o.binDir, nodes: [] };
+  const state: ClusterState = { created: new Date().toISOString(), binDir: o.binDir, runtime: 'bundles', nodes: [] };
   for (const [i, node] of nodes.entries()) {
-    const booted = await bootNode(layout, node, o.binDir, i === 0, o.tamper?.includes(node.name) ?? false);
+    const booted = await bootNode(layout, node, o.binDir, i === 0, o.tamper?.includes(node.name) ?? false, 'bundles');
     state.nodes.push(booted);
     await writeState(layout, state);
     say(`  ${node.name} (${node.role}, ${node.ip}) booted${booted.tampered ? ' with a TAMPERED initrd measurement' : ''}`);
@@ -210,10 +228,9 @@ export async function down(root: string, opts: { keep?: boolean } = {}): Promise
   const state = await readState(layout);
   let stopped = 0;
   for (const n of [...(state?.nodes ?? [])].reverse()) {
-    for (const pid of [n.bootstrapper, n.swtpm]) {
-      if (alive(pid)) stopped++;
-      await stopDetached(pid, 15_000);
-    }
+    // A bootstrapper that exited left its session to a verification-service program (stopped with it).
+    stopped += sessionProcesses([n.bootstrapper, n.swtpm]).length;
+    for (const pid of [n.bootstrapper, n.swtpm]) await stopDetached(pid, 15_000);
   }
   if (!opts.keep) await rm(layout.root, { recursive: true, force: true });
   return stopped;
@@ -229,7 +246,7 @@ export async function rebootNode(root: string, name: string): Promise<void> {
   await rm(layout.nodeStatus(name), { force: true });
   await resetTpm(layout, name);
   await measureBoot(layout.tpmSocket(name), { tamper: node.tampered ?? false });
-  node.bootstrapper = startBootstrapper(layout, node, state.binDir, false).pid;
+  node.bootstrapper = startBootstrapper(layout, node, state.binDir, false, state.runtime ?? 'sources').pid;
   await writeState(layout, state);
 }
 
@@ -242,7 +259,7 @@ export async function addNode(root: string, name: string, opts: { tamper?: boole
   const node: NodeSpec = { name, role: 'Worker', ip };
   const metadata = JSON.parse(await readFile(layout.metadataFile, 'utf8')) as { initSecretHash: string };
   await writeMetadataFile(layout.metadataFile, [...state.nodes, node], metadata.initSecretHash);
-  state.nodes.push(await bootNode(layout, node, state.binDir, false, opts.tamper ?? false));
+  state.nodes.push(await bootNode(layout, node, state.binDir, false, opts.tamper ?? false, state.runtime ?? 'sources'));
   await writeState(layout, state);
   return node;
 }

@@ -34,6 +34,14 @@ export class ClusterLayout {
   get kubeconfig(): string {
     return join(this.workspace, 'asterism-admin.conf');
   }
+  /** Local backend: the bundles the cluster's processes run from (`<program>/main.mjs`), built by `up`. */
+  get programsDir(): string {
+    return join(this.root, 'programs');
+  }
+  /** The bootstrappers' `--local-apps` file: bundle and Node flags of each program they start. */
+  get programsFile(): string {
+    return join(this.programsDir, 'programs.json');
+  }
   /** kubeadm backend: the admin kubeconfig pointing at the host's loopback forward. */
   get hostKubeconfig(): string {
     return join(this.root, 'asterism-admin.host.conf');

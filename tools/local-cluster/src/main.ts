@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { alive } from './detached.js';
 import { ClusterLayout } from './layout.js';
 import { down, nodeObjects, readNodeStatus, readState, up, WORKSPACE_ROOT } from './cluster.js';
+import { memorySummary, sessionProcesses, type ClusterProcess } from './processes.js';
 import { NETWORK } from './real/network.js';
 import { downReal, upReal } from './real/real-cluster.js';
 
@@ -43,9 +44,13 @@ async function printTable(root: string): Promise<void> {
   const kubeconfig = state.backend === 'kubeadm' ? layout.hostKubeconfig : layout.kubeconfig;
   const objects = await nodeObjects(layout, kubeconfig).catch(() => [] as string[]);
   const kubelets = state.backend === 'kubeadm' ? await kubeletColumn(kubeconfig) : new Map<string, string>();
-  const rows = [['NODE', 'ROLE', 'IP', 'VARIANT', 'PHASE', 'PCR15', 'JOIN TIME', 'NODE OBJECT', 'KUBELET / RUNTIME', 'PROCESSES']];
+  const local = state.backend !== 'kubeadm';
+  const rows = [['NODE', 'ROLE', 'IP', 'VARIANT', 'PHASE', 'PCR15', 'JOIN TIME', 'NODE OBJECT', 'KUBELET / RUNTIME', 'PROCESSES', ...(local ? ['RSS'] : [])]];
+  const all: ClusterProcess[] = [];
   for (const n of state.nodes) {
     const s = await readNodeStatus(layout, n.name);
+    const procs = local ? sessionProcesses([n.bootstrapper, n.swtpm]) : [];
+    all.push(...procs);
     rows.push([
       n.name,
       n.role,
@@ -56,12 +61,29 @@ async function printTable(root: string): Promise<void> {
       s?.bootstrapMs !== undefined ? `${(s.bootstrapMs / 1000).toFixed(1)} s` : '-',
       objects.includes(n.name) ? 'yes' : 'no',
       state.backend === 'kubeadm' ? (kubelets.get(n.name) ?? '-') : 'simulated',
-      `${alive(n.bootstrapper) ? 'up' : 'down'}/${alive(n.swtpm) ? 'tpm' : 'no tpm'}`,
+      local ? processColumn(n.bootstrapper, procs) : `${alive(n.bootstrapper) ? 'up' : 'down'}/${alive(n.swtpm) ? 'tpm' : 'no tpm'}`,
+      ...(local ? [`${mb(memorySummary(procs).rssBytes)} MB`] : []),
     ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`);
+  if (local) process.stdout.write(`\n${memoryLine(all)}\n`);
   process.stdout.write(`\nkubeconfig: ${kubeconfig}\n`);
+}
+
+const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+
+/** Local backend: the bootstrapper's state (it exits once it has nothing to supervise) and the node's other processes. */
+function processColumn(bootstrapper: number, procs: ClusterProcess[]): string {
+  const others = procs.filter((p) => p.kind !== 'bootstrapper').map((p) => p.kind);
+  return `bootstrapper ${alive(bootstrapper) ? 'up' : 'exited'}${others.length ? `, ${others.join(', ')}` : ''}`;
+}
+
+/** The cluster's memory: RSS and PSS summed over every process, and per kind. */
+function memoryLine(procs: ClusterProcess[]): string {
+  const m = memorySummary(procs);
+  const kinds = Object.entries(m.byKind).map(([k, v]) => `${k} ${v.count} x ${mb(v.rssBytes / v.count)} MB`);
+  return `memory: ${procs.length} processes, RSS ${mb(m.rssBytes)} MB, PSS ${mb(m.pssBytes)} MB (${kinds.join('; ')})`;
 }
 
 /** Per node: the kubelet's Ready condition and the container runtime it reports. */
