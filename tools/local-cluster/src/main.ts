@@ -17,7 +17,8 @@ const USAGE = `Usage: local-cluster <up|status|down> [flags]
   up       boot nodes (each: swtpm vTPM with measured boot, LUKS2 state disk, bootstrapper; with the
            kubeadm backend also its own namespaces, cgroup, containerd and kubelet), run
            "asterism init" against the first node over aTLS (then Helm), wait for every node
-  status   show the nodes, their processes and bootstrap state
+  status   show the nodes, their processes and bootstrap state, and (local backend) the memory
+           of every process of the cluster
   down     stop everything and delete the cluster folder (--keep keeps it)
 
 Flags:
