@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AttestationError, DummyIssuer, registerValidator, validatorFromConfigJson, validatorVariants } from './index.js';
+import { registerValidator, validatorFromConfigJson, validatorVariants } from './choose.js';
+import { DummyIssuer } from './dummy.js';
+import { AttestationError } from './errors.js';
 
 describe('validator choice', () => {
   it('builds the dummy validator from its config and it round-trips a dummy document', async () => {

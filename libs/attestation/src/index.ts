@@ -1,74 +1,59 @@
 /**
- * Attestation: variants and OIDs, Issuer/Validator interfaces, every variant's issuer and validator,
- * expected measurements and the per-variant attestation config. Codecs underneath (event log,
- * extra-data binding, Go []byte helpers) are internal to this library.
+ * Attestation: variants and OIDs, the Issuer/Validator interfaces, every variant's issuer and
+ * validator, expected measurements, the per-variant attestation config and the collateral caches
+ * behind SEV-SNP and TDX. Only what other projects import is exported here (the codecs underneath
+ * stay internal); test vectors and fixtures are at `@asterism/attestation/testing`.
  */
-export { AttestationError, type AttestationErrorCode } from './errors.js';
-export { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Issuer, type Validator } from './interfaces.js';
-export { CLOUD_PROVIDERS, cloudProviderFromString, Variant, VARIANTS, variantsForProvider, type CloudProvider, type VariantName } from './variant.js';
-export { DummyIssuer, DummyValidator } from './dummy.js';
-export { goField, parseGoJsonObject } from './go-json.js';
-export * from './measurements/index.js';
-export * from './config/index.js';
 export { attestationKeyDigest } from './ak-digest.js';
-export { decodeDocument, encodeDocument, findSha256QuoteIndex, type PcrBank, type TpmAttestation, type TpmQuote, type VtpmAttestationDocument } from './vtpm/document.js';
-export { registerValidator, validatorFor, validatorFromConfigJson, validatorVariants, type ValidatorConstructor, type ValidatorDependencies } from './choose.js';
-export { VtpmIssuer, type LoadedAttestationKey, type TpmOpener, type VtpmIssuerOptions } from './vtpm/issuer.js';
-export { VtpmValidator, type VtpmValidatorOptions } from './vtpm/validator.js';
+export { ImdsIdentitySource } from './aws/identity-document.js';
+export { AwsNitroTpmIssuer } from './aws/nitro-tpm.js';
+export { AzureTdxIssuer, AzureTdxValidator, decodeAzureTdxInstanceInfo, encodeAzureTdxInstanceInfo, ImdsTdQuoteClient, registerAzureTdxValidator } from './azure/tdx.js';
+export { AZURE_AK_CERT_NV_INDEX, AzureTrustedLaunchIssuer } from './azure/trustedlaunch.js';
+export { type ValidatorDependencies, validatorFor, validatorFromConfigJson } from './choose.js';
+export { fetchBounded, httpCertificateFetcher } from './cloud/http.js';
+export { CollateralCache } from './collateral/cache.js';
+export { MemoryCollateralStore } from './collateral/memory-store.js';
+export { type CollateralFetchOutcome, type CollateralLookupOutcome, type CollateralMetrics, type CollateralStore, type StoredCollateral } from './collateral/ports.js';
+export { defaultAttestationConfig, encodeAttestationConfig, unmarshalAttestationConfig } from './config/attestation-config.js';
+export { certificateFromPem } from './config/certificate.js';
+export { INTEL_SGX_ROOT_CA_PEM } from './config/roots.js';
+export { type AttestationConfig, type AzureTdxConfig, type SevSnpConfigBase } from './config/types.js';
+export { DummyIssuer, DummyValidator } from './dummy.js';
+export { AttestationError, type AttestationErrorCode } from './errors.js';
+export { type AccessTokenSource, ComputeShieldedIdentitySource, GCE_METADATA_BASE_URL, GceMetadataInstanceSource } from './gcp/gce-identity.js';
+export { GCE_TECHNOLOGY } from './gcp/platform-state.js';
+export { GCE_AK_CERT_NV_INDEX_RSA, GCE_AK_TEMPLATE_NV_INDEX_RSA, GcpSevEsIssuer } from './gcp/sev-es.js';
+export { goField, parseGoJsonObject } from './go-json.js';
+export { type AttestationLogger, type Issuer, NOP_ATTESTATION_LOGGER, type Validator } from './interfaces.js';
+export { compareMeasurements, measurementMismatchError } from './measurements/compare.js';
+export { type Measurement, PCR_INDEX_CLUSTER_ID, TDX_INDEX_CLUSTER_ID, withAllBytes } from './measurements/measurement.js';
+export { Measurements } from './measurements/measurements.js';
+export { AwsSevSnpIssuer } from './snp/aws.js';
+export { AzureSevSnpIssuer } from './snp/azure.js';
+export { CERT_TABLE_GUID, encodeCertTable, parseCertTable } from './snp/cert-table.js';
+export { parseSignerCertificate } from './snp/certs.js';
+export { checkReportData } from './snp/checks.js';
+export { SnpCollateral } from './snp/collateral.js';
+export { ConfigfsTsmReportSource } from './snp/configfs-tsm.js';
+export { GceComputeShieldedIdentity, GceMetadataClient } from './snp/gce.js';
+export { GcpSevSnpIssuer } from './snp/gcp.js';
+export { AZURE_AK_HANDLE, AZURE_HCL_REPORT_NV_INDEX, encodeHclReport } from './snp/hcl.js';
+export { decodeSnpInstanceInfo, encodeSnpInstanceInfo, type SnpInstanceInfo } from './snp/instance-info.js';
+export { JwksMaaTokenVerifier } from './snp/maa.js';
+export { productLineOf } from './snp/product.js';
+export { parseReport, REPORT_SIZE, type SnpReport } from './snp/report.js';
+export { formatTcb } from './snp/tcb.js';
+export { type SnpValidatorDependencies, snpVerifierFor } from './snp/validator.js';
+export { type SnpWarningOptions, type UpcomingTcbMinimum } from './snp/warnings.js';
+export { type DcapCollateral, type TcbStatus } from './tdx/collateral.js';
+export { decodeTdxDocument, encodeTdxDocument, tdMeasurements } from './tdx/document.js';
+export { CachedTdxCollateralSource, encodePcsRecord, pcsCollateralFetcher, type PcsFetcherOptions } from './tdx/pcs-collateral.js';
+export { ConfigfsTsmQuoteProvider, QemuTdxIssuer, QemuTdxValidator, registerQemuTdxValidator, type TdxQuoteVerifier } from './tdx/qemu-tdx.js';
+export { parseTdxQuote, type TdReportBody, type TdxQuote } from './tdx/quote.js';
+export { parseTcbStatuses } from './tdx/status-policy.js';
+export { type DcapVerification, DcapVerifier, DEFAULT_ACCEPTED_TCB_STATUSES } from './tdx/verifier.js';
+export { CONFIGFS_TSM_REPORT_DIR, NODE_TSM_FS, type TsmFileSystem } from './tsm/configfs-tsm.js';
+export { type CloudProvider, Variant, VARIANTS } from './variant.js';
+export { decodeDocument, encodeDocument, findSha256QuoteIndex } from './vtpm/document.js';
+export { type TpmOpener, VtpmIssuer } from './vtpm/issuer.js';
 export { QemuVtpmIssuer, QemuVtpmValidator } from './vtpm/qemu.js';
-export * from './collateral/index.js';
-export * from './snp/index.js';
-export * from './tdx/index.js';
-export { ConfigfsTsm, CONFIGFS_TSM_REPORT_DIR, NODE_TSM_FS, type ConfigfsTsmOptions, type TsmAnswer, type TsmFailure, type TsmFileSystem, type TsmProvider } from './tsm/configfs-tsm.js';
-export { HCL_REPORT_NV_INDEX, parseTdxHclReport, type TdxHclReport } from './azure/hcl-report.js';
-export { checkHclAkBinding } from './azure/hcl-ak.js';
-export { checkAzureTdxPolicy } from './azure/tdx-policy.js';
-export {
-  AZURE_IMDS_BASE_URL,
-  AzureTdxIssuer,
-  AzureTdxValidator,
-  type AzureTdxIssuerOptions,
-  azureTdxInstanceInfo,
-  azureTdxTrustedKey,
-  dcapVerifierFor,
-  decodeAzureTdxInstanceInfo,
-  encodeAzureTdxInstanceInfo,
-  ImdsTdQuoteClient,
-  registerAzureTdxValidator,
-  type AzureTdxInstanceInfo,
-  type AzureTdxTrustOptions,
-  type TdQuoteClient,
-} from './azure/tdx.js';
-export { caIssuerUrls, checkRootValidity, fetchIssuer, verifyAkCertificateChain, type AkChainInput } from './azure/ak-cert-chain.js';
-export {
-  AZURE_AK_CERT_NV_INDEX,
-  AzureTrustedLaunchIssuer,
-  AzureTrustedLaunchValidator,
-  decodeTrustedLaunchInstanceInfo,
-  defaultTrustedLaunchRoots,
-  encodeTrustedLaunchInstanceInfo,
-  trustedLaunchTrustedKey,
-  type AzureTrustedLaunchDependencies,
-  type AzureTrustedLaunchIssuerOptions,
-  type AzureTrustedLaunchValidatorOptions,
-  type TrustedLaunchInstanceInfo,
-  type TrustedLaunchTrustOptions,
-} from './azure/trustedlaunch.js';
-export { AWS_IMDS_BASE_URL, encodeIdentityDocument, ImdsIdentitySource, parseIdentityDocument, type InstanceIdentityDocument, type InstanceIdentitySource } from './aws/identity-document.js';
-export { AwsNitroTpmIssuer, AwsNitroTpmValidator, checkNitroImage, NO_EC2_IMAGE_LOOKUP, TPM_SUPPORT_V2, type AwsNitroTpmDependencies, type AwsNitroTpmValidatorOptions, type ImageTpmSupportLookup } from './aws/nitro-tpm.js';
-export {
-  ComputeShieldedIdentitySource,
-  decodeGceInstanceInfo,
-  encodeGceInstanceInfo,
-  GCE_COMPUTE_API_BASE_URL,
-  GCE_METADATA_BASE_URL,
-  GceMetadataInstanceSource,
-  metadataAccessToken,
-  type AccessTokenSource,
-  type GceInstanceInfo,
-  type GceInstanceSource,
-  type ShieldedIdentitySource,
-} from './gcp/gce-identity.js';
-export { checkGceSevPlatform, gceFirmwareVersion, gcePlatformState, GCE_TECHNOLOGY, type GcePlatformState } from './gcp/platform-state.js';
-export { GCE_AK_CERT_NV_INDEX_RSA, GCE_AK_TEMPLATE_NV_INDEX_RSA, gceTrustedKey, GcpSevEsIssuer, GcpSevEsValidator, loadGceAttestationKey, type GcpSevEsDependencies, type GcpSevEsValidatorOptions } from './gcp/sev-es.js';
-export { fetchBounded, httpCertificateFetcher, type BoundedFetchOptions, type BoundedResponse, type CertificateFetcher } from './cloud/http.js';
