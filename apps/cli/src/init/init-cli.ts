@@ -56,17 +56,13 @@ function parseInitFlags(argv: string[]) {
     strict: true,
     options: {
       endpoint: { type: 'string' },
-      config: { type: 'string' },
       workspace: { type: 'string' },
       'init-secret-file': { type: 'string' },
-      variant: { type: 'string' },
-      'attestation-config': { type: 'string' },
       'cluster-name': { type: 'string' },
       'kubernetes-version': { type: 'string' },
       'apiserver-cert-san': { type: 'string', multiple: true },
       'service-cidr': { type: 'string' },
       'master-secret': { type: 'string' },
-      timeout: { type: 'string' },
       conformance: { type: 'boolean' },
       'skip-helm': { type: 'boolean' },
       'skip-helm-wait': { type: 'boolean' },
@@ -77,7 +73,6 @@ function parseInitFlags(argv: string[]) {
       helm: { type: 'string' },
       'helm-timeout': { type: 'string' },
       ...VALIDATOR_FLAG_OPTIONS,
-      help: { type: 'boolean', short: 'h' },
     },
   });
   return values;

@@ -50,12 +50,7 @@ export async function recoverCommand(argv: string[], out: { stdout: (s: string) 
     options: {
       endpoint: { type: 'string', multiple: true },
       'master-secret': { type: 'string' },
-      config: { type: 'string' },
-      variant: { type: 'string' },
-      'attestation-config': { type: 'string' },
-      timeout: { type: 'string' },
       ...VALIDATOR_FLAG_OPTIONS,
-      help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {

@@ -1,8 +1,14 @@
 import { UsageError } from '../usage.js';
 import type { CliValidatorOptions } from './cli-validator.js';
 
-/** parseArgs options shared by init, verify and recover: where validators get outside facts. */
+/** parseArgs options shared by init, verify and recover: the node-attestation flags and where validators get outside facts. */
 export const VALIDATOR_FLAG_OPTIONS = {
+  // What every command that attests a node reads: its config, the expected variant and measurements, a time limit.
+  config: { type: 'string' },
+  variant: { type: 'string' },
+  'attestation-config': { type: 'string' },
+  timeout: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
   'cloud-api-url': { type: 'string' },
   'collateral-dir': { type: 'string' },
   'collateral-offline': { type: 'boolean' },

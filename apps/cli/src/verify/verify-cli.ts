@@ -56,12 +56,7 @@ function parseVerifyFlags(argv: string[]) {
       endpoint: { type: 'string' },
       'cluster-id': { type: 'string' },
       output: { type: 'string', short: 'o' },
-      config: { type: 'string' },
-      variant: { type: 'string' },
-      'attestation-config': { type: 'string' },
-      timeout: { type: 'string' },
       ...VALIDATOR_FLAG_OPTIONS,
-      help: { type: 'boolean', short: 'h' },
     },
   }).values;
 }
