@@ -84,6 +84,27 @@ async function joinserviceFiles(dir: string): Promise<{ configDir: string; kubea
   return { configDir, kubeadmConfig, metadataFile, nodes };
 }
 
+/** The joinservice's flags against the bench's control plane, keyservice and files. */
+function joinserviceArgs(o: JoinBenchEnvOptions, cp: Awaited<ReturnType<typeof startTestControlPlane>>, files: Awaited<ReturnType<typeof joinserviceFiles>>, keyservicePort: number): string[] {
+  return [
+    '--cloud-provider=qemu',
+    '--attestation-variant=qemu-vtpm',
+    `--key-service-endpoint=127.0.0.1:${keyservicePort}`,
+    '--host=127.0.0.1',
+    '--port=0',
+    '--metrics-port=-1',
+    `--config-dir=${files.configDir}`,
+    `--kubeadm-config=${files.kubeadmConfig}`,
+    `--kubernetes-dir=${join(cp.adminKubeconfigPath, '..')}`,
+    `--kubeconfig=${cp.adminKubeconfigPath}`,
+    `--api-server-endpoint=${cp.host}:${cp.port}`,
+    '--rate-limit=100000',
+    '--rate-burst=100000',
+    `--identity-binding=${o.identityBinding}`,
+    `--metadata-file=${files.metadataFile}`,
+  ];
+}
+
 /** Starts control plane, keyservice, joinservice(s) and `tpms` swtpm instances. */
 export async function startJoinBenchEnv(o: JoinBenchEnvOptions): Promise<JoinBenchEnv> {
   const cp = await startTestControlPlane();
@@ -107,23 +128,7 @@ export async function startJoinBenchEnv(o: JoinBenchEnvOptions): Promise<JoinBen
     started.push(keyservice);
     const ks = await keyservice.waitForLog((l) => l.msg === 'keyservice serving');
     const files = await joinserviceFiles(dir);
-    const args = [
-      '--cloud-provider=qemu',
-      '--attestation-variant=qemu-vtpm',
-      `--key-service-endpoint=127.0.0.1:${ks.port as number}`,
-      '--host=127.0.0.1',
-      '--port=0',
-      '--metrics-port=-1',
-      `--config-dir=${files.configDir}`,
-      `--kubeadm-config=${files.kubeadmConfig}`,
-      `--kubernetes-dir=${join(cp.adminKubeconfigPath, '..')}`,
-      `--kubeconfig=${cp.adminKubeconfigPath}`,
-      `--api-server-endpoint=${cp.host}:${cp.port}`,
-      '--rate-limit=100000',
-      '--rate-burst=100000',
-      `--identity-binding=${o.identityBinding}`,
-      `--metadata-file=${files.metadataFile}`,
-    ];
+    const args = joinserviceArgs(o, cp, files, ks.port as number);
     const targets: JoinTarget[] = [];
     for (const [name, root] of [['current', WORKSPACE_ROOT], ...(baselineRoot ? [['baseline', baselineRoot]] : [])] as Array<[JoinTarget['name'], string]>) {
       const joinservice = await startApp('joinservice', args, { runtime: o.runtime, root, outDir: join(dir, name), nodeArgs: o.joinserviceNodeArgs });
