@@ -29,17 +29,17 @@ describe('ManagedProcess', () => {
 
   it('keeps output that arrives after the exit (a background child still holds the streams) without a write-after-end error', async () => {
     const log = join(dir, 'late.log');
-    const errors: unknown[] = [];
-    const onError = (err: unknown) => errors.push(err);
-    process.on('uncaughtException', onError);
-    try {
-      const p = ManagedProcess.start('late', 'sh', ['-c', '(sleep 0.2; echo late-line) & exit 0'], log);
-      assert.equal(await p.exited, 0);
-      assert.ok(await logHolds(log, 'late-line'), 'the late line reached the log');
-    } finally {
-      process.off('uncaughtException', onError);
-    }
-    assert.deepEqual(errors, []);
+    const p = ManagedProcess.start('late', 'sh', ['-c', '(sleep 0.2; echo late-line) & exit 0'], log);
+    assert.equal(await p.exited, 0);
+    assert.ok(await logHolds(log, 'late-line'), 'the late line reached the log');
+    assert.equal(p.logError, undefined);
+  });
+
+  it('a log file that cannot be written is reported on logError, not thrown', async () => {
+    const p = ManagedProcess.start('nolog', 'sh', ['-c', 'echo x'], join(dir, 'no-such-folder', 'x.log'));
+    assert.equal(await p.exited, 0);
+    for (let i = 0; i < 50 && !p.logError; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.match(String(p.logError?.message), /ENOENT/);
   });
 
   it('records its pid in ASTERISM_PID_DIR while it runs and forgets it after the exit', async () => {

@@ -46,6 +46,7 @@ export class ManagedProcess {
   /** Rejects when the binary could not be started (never resolves otherwise). */
   readonly spawnFailed: Promise<Error>;
   #exitCode: number | null | undefined;
+  #logError: Error | undefined;
 
   private constructor(
     readonly name: string,
@@ -77,11 +78,18 @@ export class ManagedProcess {
     const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
-    // 'close', not 'exit': output can still arrive after the exit, and writing to an ended stream throws.
+    // 'close', not 'exit': output can still arrive after the exit, and writing to an ended stream fails.
     child.once('close', () => log.end());
-    log.on('error', () => undefined);
     child.once('error', (err) => log.write(`failed to start ${binary}: ${err.message}\n`));
-    return new ManagedProcess(name, child, logPath);
+    const managed = new ManagedProcess(name, child, logPath);
+    // A log that cannot be written (disk full, folder removed) must not take the supervisor down: kept for the caller.
+    log.on('error', (err) => (managed.#logError ??= err));
+    return managed;
+  }
+
+  /** The first error writing the log file, if any (the child keeps running without its log). */
+  get logError(): Error | undefined {
+    return this.#logError;
   }
 
   /** The child's pid (undefined when it could not be started). */
