@@ -20,6 +20,10 @@ const onlyIdx = args.indexOf('--only');
 const only = onlyIdx >= 0 ? args[onlyIdx + 1] : undefined;
 const workspace = resolve(import.meta.dirname, '..', '..');
 const projectDir = resolve(workspace, root);
+if (!existsSync(projectDir)) {
+  console.error(`run-tests.mjs: no project folder ${relative(workspace, projectDir)} (give a project root such as tools/interop or apps/keyservice)`);
+  process.exit(2);
+}
 
 /** Recursively lists spec files, skipping dependency and output folders. */
 function findSpecs(dir) {

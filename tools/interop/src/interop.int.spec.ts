@@ -124,6 +124,7 @@ describe('openssl s_client against a client-attested Node server', { skip: skipO
       const [host, port] = s.address.split(':');
       const sni = Buffer.alloc(32, 0xfb).toString('base64');
       const child = execFile('openssl', ['s_client', '-connect', `${host}:${port}`, '-servername', sni, '-alpn', 'h2', version], { timeout: 15_000 }, () => undefined);
+      child.stdin!.on('error', () => undefined); // s_client may be gone before stdin closes
       child.stdin!.end();
       let out = '';
       child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
