@@ -46,11 +46,16 @@ export function startAttacker(options: AttackerOptions): Attacker {
   const child: ChildProcess = spawn(process.execPath, [join(import.meta.dirname, 'flood-attacker.mjs'), JSON.stringify(opts)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  // 'close', not 'exit': the figures line may still be in the pipe when the process has exited.
   const done = new Promise<AttackerStats>((resolveStats, reject) =>
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       const line = out.trim().split('\n').pop();
-      if (line) resolveStats(JSON.parse(line) as AttackerStats);
-      else reject(new Error(`attacker exited with ${String(code)} and no figures`));
+      try {
+        if (!line) throw new Error('no output');
+        resolveStats(JSON.parse(line) as AttackerStats);
+      } catch (err) {
+        reject(new Error(`attacker exited with ${String(code)} and no figures (${(err as Error).message})`));
+      }
     }),
   );
   return {
