@@ -77,9 +77,12 @@ export function parseAmdCertificate(der: Uint8Array, what: string): AmdCertifica
   const bytes = Buffer.from(der);
   let x509: X509Certificate;
   let asn: Certificate;
+  let publicKey: KeyObject;
   try {
     x509 = new X509Certificate(bytes);
     asn = AsnConvert.parse(bytes, Certificate);
+    // OpenSSL decodes the key lazily: an EC point off its curve only fails here.
+    publicKey = x509.publicKey;
   } catch (err) {
     throw certInvalid(what, `malformed certificate: ${(err as Error).message}`);
   }
@@ -98,7 +101,7 @@ export function parseAmdCertificate(der: Uint8Array, what: string): AmdCertifica
     issuerCn: commonName(x509.issuer),
     notBefore: new Date(x509.validFrom),
     notAfter: new Date(x509.validTo),
-    publicKey: x509.publicKey,
+    publicKey,
     signature,
     extensions,
     fingerprint: x509.fingerprint256.replaceAll(':', '').toLowerCase(),
