@@ -4,6 +4,10 @@
 // @peculiar/asn1-x509 and node:crypto.
 
 import { DER_TAG as TAG, DerReader, decodeOid, decodeTime, type DerElement } from '@asterism/crypto';
+import { AtlsError } from './errors.js';
+
+/** A structural problem of a peer's certificate (the DER reader's own errors are CryptoError DER_MALFORMED). */
+const malformed = (message: string) => new AtlsError('CERT_MALFORMED', message);
 
 export { DerReader, TAG, decodeOid, decodeTime, type DerElement };
 
@@ -29,17 +33,17 @@ export function parseCertificateFields(der: Buffer): CertificateFields {
   const outerAlg = cert.next(TAG.SEQUENCE);
   const sigBits = cert.next(TAG.BIT_STRING).content;
   cert.end('signatureValue');
-  if (sigBits.length < 1 || sigBits[0] !== 0) throw new Error('signature BIT STRING has unused bits');
+  if (sigBits.length < 1 || sigBits[0] !== 0) throw malformed('signature BIT STRING has unused bits');
 
   const tbs = new DerReader(tbsEl.content);
   const version = tbs.optional(0xa0);
   if (version) {
     const v = new DerReader(version.content).next(TAG.INTEGER).content;
-    if (v.length !== 1 || v[0]! > 2) throw new Error('unsupported certificate version');
+    if (v.length !== 1 || v[0]! > 2) throw malformed('unsupported certificate version');
   }
   tbs.next(TAG.INTEGER); // serial
   const innerAlg = tbs.next(TAG.SEQUENCE);
-  if (!innerAlg.raw.equals(outerAlg.raw)) throw new Error("inner and outer signature algorithm identifiers don't match");
+  if (!innerAlg.raw.equals(outerAlg.raw)) throw malformed("inner and outer signature algorithm identifiers don't match");
   tbs.next(TAG.SEQUENCE); // issuer
   const validity = new DerReader(tbs.next(TAG.SEQUENCE).content);
   const notBefore = decodeTime(validity.next());
@@ -60,7 +64,7 @@ export function parseCertificateFields(der: Buffer): CertificateFields {
       const ext = new DerReader(list.next(TAG.SEQUENCE).content);
       const oid = decodeOid(ext.next(TAG.OID).content);
       const crit = ext.optional(TAG.BOOLEAN);
-      if (crit && (crit.content.length !== 1 || (crit.content[0] !== 0 && crit.content[0] !== 0xff))) throw new Error('invalid critical flag');
+      if (crit && (crit.content.length !== 1 || (crit.content[0] !== 0 && crit.content[0] !== 0xff))) throw malformed('invalid critical flag');
       const value = ext.next(TAG.OCTET_STRING).content;
       ext.end('extension');
       extensions.push({ oid, critical: crit?.content[0] === 0xff, value });

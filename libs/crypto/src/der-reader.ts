@@ -2,7 +2,11 @@
  * A strict, bounds-checked DER reader (single-byte tags, definite minimal lengths up to 16 MiB):
  * walks X.509 structures in microseconds where the generic @peculiar/asn1-schema parser takes a
  * fraction of a millisecond. Used for aTLS certificates (libs/atls) and kubelet CSRs (joinservice).
+ * Malformed input is a CryptoError DER_MALFORMED: the bytes come from peers.
  */
+import { CryptoError } from './errors.js';
+
+const malformed = (message: string) => new CryptoError('DER_MALFORMED', message);
 
 /** One DER element: tag byte, content bounds, and the full encoding. */
 export interface DerElement {
@@ -31,22 +35,22 @@ export class DerReader {
   next(tag?: number): DerElement {
     const start = this.#pos;
     const b = this.buf;
-    if (start + 2 > b.length) throw new Error('truncated DER element');
+    if (start + 2 > b.length) throw malformed('truncated DER element');
     const t = b[start]!;
-    if ((t & 0x1f) === 0x1f) throw new Error('multi-byte DER tags are not supported');
-    if (tag !== undefined && t !== tag) throw new Error(`expected DER tag 0x${tag.toString(16)}, got 0x${t.toString(16)}`);
+    if ((t & 0x1f) === 0x1f) throw malformed('multi-byte DER tags are not supported');
+    if (tag !== undefined && t !== tag) throw malformed(`expected DER tag 0x${tag.toString(16)}, got 0x${t.toString(16)}`);
     let p = start + 1;
     const first = b[p++]!;
     let len = first;
     if (first & 0x80) {
       const n = first & 0x7f;
-      if (n === 0 || n > 3) throw new Error('unsupported DER length form');
-      if (p + n > b.length) throw new Error('truncated DER length');
+      if (n === 0 || n > 3) throw malformed('unsupported DER length form');
+      if (p + n > b.length) throw malformed('truncated DER length');
       len = 0;
       for (let i = 0; i < n; i++) len = len * 256 + b[p++]!;
-      if (len < 0x80 || (n > 1 && b[p - n] === 0)) throw new Error('non-minimal DER length');
+      if (len < 0x80 || (n > 1 && b[p - n] === 0)) throw malformed('non-minimal DER length');
     }
-    if (p + len > b.length) throw new Error('DER element overruns its container');
+    if (p + len > b.length) throw malformed('DER element overruns its container');
     this.#pos = p + len;
     return { tag: t, raw: b.subarray(start, p + len), content: b.subarray(p, p + len) };
   }
@@ -58,7 +62,7 @@ export class DerReader {
 
   /** Fails unless everything was consumed. */
   end(what: string): void {
-    if (!this.done) throw new Error(`trailing data after ${what}`);
+    if (!this.done) throw malformed(`trailing data after ${what}`);
   }
 }
 
@@ -66,19 +70,19 @@ export const TAG = { BOOLEAN: 0x01, INTEGER: 0x02, BIT_STRING: 0x03, OCTET_STRIN
 
 /** Dotted form of an OBJECT IDENTIFIER's content. */
 export function decodeOid(content: Buffer): string {
-  if (content.length === 0) throw new Error('empty OID');
+  if (content.length === 0) throw malformed('empty OID');
   const arcs: number[] = [];
   let v = 0;
   for (let i = 0; i < content.length; i++) {
     const byte = content[i]!;
-    if (v === 0 && byte === 0x80) throw new Error('non-minimal OID arc');
+    if (v === 0 && byte === 0x80) throw malformed('non-minimal OID arc');
     v = v * 128 + (byte & 0x7f);
-    if (v > Number.MAX_SAFE_INTEGER / 128) throw new Error('OID arc too large');
+    if (v > Number.MAX_SAFE_INTEGER / 128) throw malformed('OID arc too large');
     if (!(byte & 0x80)) {
       if (arcs.length === 0) arcs.push(v < 80 ? Math.floor(v / 40) : 2, v < 80 ? v % 40 : v - 80);
       else arcs.push(v);
       v = 0;
-    } else if (i === content.length - 1) throw new Error('truncated OID');
+    } else if (i === content.length - 1) throw malformed('truncated OID');
   }
   return arcs.join('.');
 }
@@ -88,10 +92,10 @@ export function decodeTime(el: DerElement): Date {
   const s = el.content.toString('latin1');
   const m =
     el.tag === TAG.UTC_TIME ? /^(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)Z$/.exec(s) : el.tag === TAG.GENERALIZED_TIME ? /^(\d{4})(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)Z$/.exec(s) : null;
-  if (!m) throw new Error(`unsupported certificate time ${JSON.stringify(s)}`);
+  if (!m) throw malformed(`unsupported certificate time ${JSON.stringify(s)}`);
   let year = Number(m[1]);
   if (el.tag === TAG.UTC_TIME) year += year < 50 ? 2000 : 1900;
   const ms = Date.UTC(year, Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]));
-  if (Number.isNaN(ms)) throw new Error(`invalid certificate time ${JSON.stringify(s)}`);
+  if (Number.isNaN(ms)) throw malformed(`invalid certificate time ${JSON.stringify(s)}`);
   return new Date(ms);
 }

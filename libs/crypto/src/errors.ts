@@ -8,7 +8,8 @@ export type CryptoErrorCode =
   | 'URI_UNKNOWN_KMS'
   | 'URI_UNKNOWN_STORAGE'
   | 'URI_MISSING_PARAMETER'
-  | 'SEED_TOO_SHORT';
+  | 'SEED_TOO_SHORT'
+  | 'DER_MALFORMED';
 
 /** An input to a key-derivation or encoding helper was unusable. */
 export class CryptoError extends AsterismError<CryptoErrorCode> {}

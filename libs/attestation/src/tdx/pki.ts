@@ -81,7 +81,13 @@ export function parseCrl(der: Uint8Array, what: string): Crl {
   const malformed = (why: string): never => {
     throw new AttestationError('COLLATERAL_MALFORMED', `${what}: ${why}`, { details: { collateral: what } });
   };
-  const parsed = asn1js.fromBER(der);
+  let parsed: ReturnType<typeof asn1js.fromBER>;
+  try {
+    // asn1js throws (instead of reporting) on some malformed content, e.g. an invalid GeneralizedTime.
+    parsed = asn1js.fromBER(der);
+  } catch (err) {
+    return malformed(`not DER: ${(err as Error).message}`);
+  }
   if (parsed.offset !== der.byteLength || !(parsed.result instanceof asn1js.Sequence)) malformed('not a DER SEQUENCE');
   const [tbsNode, , sigNode] = (parsed.result as asn1js.Sequence).valueBlock.value;
   if (!(tbsNode instanceof asn1js.Sequence) || !(sigNode instanceof asn1js.BitString)) malformed('not a CertificateList');
