@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { inspect } from 'node:util';
 import { describe, it } from 'node:test';
+import { missingComponent } from '@asterism/testing';
 import { CryptoError } from './errors.js';
 import { ClusterKms, dataKeyInfo, deriveClusterId, stateDiskKeyId } from './key-hierarchy.js';
 import { encodeClusterKmsUri, parseKmsUri } from './kms-uri.js';
@@ -16,6 +18,25 @@ const example = {
   diskKeyZeroUuid: 'cafa93353ca216e2a84aa958f9126808bcfff0f6c32187710fb583caa1c70b64',
   sshCaSeed: '3dcce96e5c53e7f1696aca1cd27ed294d0f545b6384abf5fe6fc1ed53980268c',
 };
+
+/** HKDF-SHA256 by OpenSSL's own implementation (`openssl kdf ... HKDF`), independent of ours. */
+function opensslHkdf(key: Buffer, salt: Buffer, info: string): string {
+  const args = ['kdf', '-keylen', '32', '-kdfopt', 'digest:SHA256', '-kdfopt', `hexkey:${key.toString('hex')}`, '-kdfopt', `hexsalt:${salt.toString('hex')}`, '-kdfopt', `info:${info}`, 'HKDF'];
+  const r = spawnSync('openssl', args, { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.trim().replaceAll(':', '').toLowerCase();
+}
+const opensslKdf = spawnSync('openssl', ['kdf', '-help']).status === 0 ? false : missingComponent('openssl 3 (kdf command)', 'apt-get install -y openssl');
+
+describe('key hierarchy: the worked example agrees with OpenSSL\'s HKDF', { skip: opensslKdf }, () => {
+  it('measurement secret, cluster ID, disk key and SSH CA seed', () => {
+    const { key, salt } = example.master;
+    assert.equal(opensslHkdf(key, salt, 'key-measurementSecret'), example.measurementSecret);
+    assert.equal(opensslHkdf(Buffer.from(example.measurementSecret, 'hex'), example.measurementSalt, 'key-clusterID'), example.clusterId);
+    assert.equal(opensslHkdf(key, salt, 'key-00000000-0000-0000-0000-000000000000'), example.diskKeyZeroUuid);
+    assert.equal(opensslHkdf(key, salt, 'key-ca_emergency_ssh'), example.sshCaSeed);
+  });
+});
 
 describe('key hierarchy: docs/protocol/key-hierarchy.md worked example', () => {
   const kms = new ClusterKms(example.master);

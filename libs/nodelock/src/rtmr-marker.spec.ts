@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { missingComponent } from '@asterism/testing';
 import { NodeLock } from './node-lock.js';
 import { isRtmrNodeBootstrapped, RtmrNodeMarker, SysfsRtmrDevice, type RtmrDevice } from './rtmr-marker.js';
 
@@ -27,6 +29,21 @@ class FakeTd implements RtmrDevice {
     this.rtmrs.forEach((r) => r.fill(0));
   }
 }
+
+/** SHA-384 by `openssl dgst`, outside our code and node:crypto's calling convention. */
+function opensslSha384(data: Buffer): Buffer {
+  const r = spawnSync('openssl', ['dgst', '-sha384', '-binary'], { input: data });
+  assert.equal(r.status, 0, r.stderr?.toString());
+  return r.stdout;
+}
+const noOpenssl = spawnSync('openssl', ['version']).status === 0 ? false : missingComponent('openssl', 'apt-get install -y openssl');
+
+describe('RTMR2 marker value, computed independently', { skip: noOpenssl }, () => {
+  it('the TDX extend of the example cluster ID (RTMR2 = SHA-384(48 zero bytes || SHA-384(clusterID))) matches what the marker writes', () => {
+    const extended = opensslSha384(Buffer.concat([Buffer.alloc(48), opensslSha384(CLUSTER_ID)]));
+    assert.equal(extended.toString('hex'), MARKED_RTMR2.toString('hex'));
+  });
+});
 
 describe('RtmrNodeMarker', () => {
   it('1,000 concurrent tryLockOnce calls: one winner, the TD opened once, RTMR2 = SHA384(0 || SHA384(clusterID)); a reboot resets it', async () => {

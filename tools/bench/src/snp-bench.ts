@@ -10,8 +10,13 @@
 // TCB rule, report signature. Collateral is warm: offline cache, nothing fetched. The cold one is a
 // new verifier per sample (certificates parsed and chain signatures checked again).
 // The baseline is the report signature check every SNP verifier needs at minimum.
+// KDS outage (the latency libs/attestation/src/snp/kds-outage.int.spec.ts no longer asserts): a
+// verifier whose KDS is a loopback server that never answers, with the VCEK and chain cached from
+// an earlier document, verifying documents that carry neither; against the warm verifier above.
 import { createHash, verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import {
   certificateFromPem,
@@ -69,22 +74,38 @@ const cold = () => newVerifier().verify(evidence, binding);
 const baseline = () => {
   if (!verify('sha384', signed, { key: vcekKey, dsaEncoding: 'ieee-p1363' }, signature)) throw new Error('baseline signature must verify');
 };
+const hangingKds = createServer(() => undefined).listen(0, '127.0.0.1');
+await new Promise((r) => hangingKds.once('listening', r));
+const outage = snpVerifierFor(
+  config,
+  { collateral: new SnpCollateral({ kdsBaseUrl: `http://127.0.0.1:${(hangingKds.address() as AddressInfo).port}` }), now: () => AT },
+  NOP_ATTESTATION_LOGGER,
+  { minimumTcb: true },
+);
+await outage.verify(evidence, binding); // caches the VCEK and the chain it carries
+await new Promise((r) => setTimeout(r, 200));
+const duringOutage = () => outage.verify({ report, reportSigner: Buffer.alloc(0), certChain: Buffer.alloc(0) }, binding);
 for (let i = 0; i < 20; i++) {
   await candidate();
+  await duringOutage();
   await cold();
   baseline();
 }
 
-const samples = { snp: [] as number[], cold: [] as number[], p384: [] as number[] };
+const samples = { snp: [] as number[], outage: [] as number[], cold: [] as number[], p384: [] as number[] };
 for (let r = 0; r < ROUNDS; r++) {
   for (let i = 0; i < N / ROUNDS; i++) {
     samples.snp.push(await time(candidate));
+    samples.outage.push(await time(duringOutage));
     samples.cold.push(await time(cold));
     samples.p384.push(await time(baseline));
   }
 }
-const m = { snp: median(samples.snp), cold: median(samples.cold), p384: median(samples.p384) };
+const m = { snp: median(samples.snp), outage: median(samples.outage), cold: median(samples.cold), p384: median(samples.p384) };
 console.log(`SNP report verify (warm collateral): median ${m.snp.toFixed(3)} ms, p90 ${quantile(samples.snp, 0.9).toFixed(3)} ms (n=${samples.snp.length})`);
+console.log(`SNP report verify (KDS hangs, VCEK and chain cached): median ${m.outage.toFixed(3)} ms, p90 ${quantile(samples.outage, 0.9).toFixed(3)} ms (n=${samples.outage.length}), ${ratio(m.outage, m.snp).toFixed(2)}x warm`);
 console.log(`SNP report verify (cold verifier):   median ${m.cold.toFixed(3)} ms, p90 ${quantile(samples.cold, 0.9).toFixed(3)} ms (n=${samples.cold.length})`);
 console.log(`bare node:crypto P-384 verify:       median ${m.p384.toFixed(3)} ms, p90 ${quantile(samples.p384, 0.9).toFixed(3)} ms (n=${samples.p384.length})`);
 console.log(`ratio warm snp / p384: ${ratio(m.snp, m.p384).toFixed(2)}x, cold snp / p384: ${ratio(m.cold, m.p384).toFixed(1)}x`);
+hangingKds.closeAllConnections();
+hangingKds.close();

@@ -2,6 +2,8 @@
 # Installs moto (PyPI, pinned) in server mode into a virtual environment under
 # ~/.cache/asterism/moto-venv, so Debian 12's system Python stays untouched (PEP 668).
 # libs/metadata's AWS tests start `moto_server` from there on loopback (ADR 0022).
+# moto pulls a current python cryptography: libs/crypto/src/ssh.spec.ts verifies SSH certificates with
+# this venv's python3 when the system one (Debian 12: cryptography 38) cannot.
 set -euo pipefail
 MOTO_VERSION=5.1.4
 venv="${ASTERISM_MOTO_VENV:-$HOME/.cache/asterism/moto-venv}"

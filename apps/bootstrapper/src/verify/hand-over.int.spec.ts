@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { Variant } from '@asterism/attestation';
+import { AttestationError, Measurements, QemuVtpmValidator, Variant } from '@asterism/attestation';
 import { createNopLogger } from '@asterism/logger';
 import { verify } from '@asterism/proto';
 import { missingComponent } from '@asterism/testing';
@@ -62,16 +62,22 @@ describe('handOverVerification', { skip }, () => {
     await swtpm?.stop();
   });
 
-  it('resolves with the pid once the program serves: verify.API answers with a document from the node\'s TPM', async () => {
+  it('resolves with the pid once the program serves: verify.API answers with a document from the node\'s TPM that validates for our nonce only', async () => {
     const o = await options();
     const handed = await handOverVerification(o);
     assert.ok(handed, 'hand-over succeeded');
     started.push(handed.pid);
     const client = new verify.APIClient(`127.0.0.1:${o.cfg.verifyGrpcPort}`, grpc.credentials.createInsecure());
-    const res = await new Promise<verify.GetAttestationResponse>((resolve, reject) => client.getAttestation({ nonce: randomBytes(32) }, (e, r) => (e ? reject(e) : resolve(r))));
+    const nonce = randomBytes(32);
+    const res = await new Promise<verify.GetAttestationResponse>((resolve, reject) => client.getAttestation({ nonce }, (e, r) => (e ? reject(e) : resolve(r))));
     client.close();
     assert.ok(res.attestation.length > 1000, `a vTPM document (${res.attestation.length} bytes)`);
-    assert.match(Buffer.from(res.attestation).toString(), /"Attestation"/);
+    // The document is a qemu-vtpm attestation of this node's TPM bound to our nonce: the validator
+    // checks the quote's signature by the document's AK and that it covers the nonce (no PCR
+    // expectations: the swtpm's PCRs are whatever the test left in them).
+    const validator = new QemuVtpmValidator(new Measurements());
+    await validator.validate(res.attestation, nonce);
+    await assert.rejects(validator.validate(res.attestation, randomBytes(32)), (e: unknown) => e instanceof AttestationError && e.code === 'NONCE_MISMATCH');
   });
 
   it('refuses when the port is taken already (a program that cannot bind would look ready)', async () => {

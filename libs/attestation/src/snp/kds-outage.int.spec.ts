@@ -16,12 +16,10 @@ import { snpVerifierFor } from './validator.js';
 /** The attestation timeout of these tests (the handshake deadline a validator gets). */
 const ATTESTATION_TIMEOUT_MS = 1500;
 /**
- * "The usual latency" of a validation with cached collateral: a warm verification takes about a
- * millisecond (tools/bench), a cold verifier (as here) a few; the bound on the median of a few
- * validations leaves generous room for a loaded 2-core CI machine (one validation stalled once past
- * 300 ms at load average 12) while staying far below the attestation timeout a KDS wait costs.
+ * How fast a validation with cached collateral is during an outage is a benchmark's question
+ * (tools/bench/src/snp-bench.ts, its KDS-outage case), not a bound asserted here: these tests check that it
+ * succeeds without asking KDS, and report the durations.
  */
-const USUAL_LATENCY_MS = 300;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const TCB = { bootloader: 4, tee: 0, snp: 21, microcode: 211 };
 const chip = (b: number) => Buffer.alloc(64, b);
@@ -120,9 +118,8 @@ describe('SNP collateral during an AMD KDS outage (local fake KDS that hangs or 
     certChain: Buffer.alloc(0),
   });
 
-  /** One validation under the attestation timeout; returns its duration or the error. */
-  /** Five validations with cached collateral: every one succeeds; returns their median duration. */
-  async function usualLatency(c: SnpCollateral, b: number): Promise<number> {
+  /** Five validations with cached collateral: every one succeeds; returns their median duration (reported only). */
+  async function cachedValidations(c: SnpCollateral, b: number): Promise<number> {
     const runs: number[] = [];
     for (let i = 0; i < 5; i++) {
       const r = await validate(c, b);
@@ -132,6 +129,7 @@ describe('SNP collateral during an AMD KDS outage (local fake KDS that hangs or 
     return median(runs);
   }
 
+  /** One validation under the attestation timeout; returns its duration or the error. */
   async function validate(c: SnpCollateral, b: number): Promise<{ ms: number; error?: AttestationError }> {
     const verifier = snpVerifierFor(config(), { collateral: c }, NOP_ATTESTATION_LOGGER, { minimumTcb: false });
     const start = performance.now();
@@ -159,9 +157,9 @@ describe('SNP collateral during an AMD KDS outage (local fake KDS that hangs or 
     it(`KDS ${mode === 'hang' ? 'hangs' : 'answers 429'}: cached chip succeeds without KDS; an uncached chip fails with COLLATERAL_UNAVAILABLE within the attestation timeout`, async () => {
       kds.mode = mode;
       const before = kds.requests.length;
-      const cachedMs = await usualLatency(collateral, 0xa1);
+      const cachedMs = await cachedValidations(collateral, 0xa1);
       assert.equal(kds.requests.length, before, 'cached collateral needs no KDS');
-      assert.ok(cachedMs < USUAL_LATENCY_MS, `cached validations took ${cachedMs} ms (median), not the usual latency (< ${USUAL_LATENCY_MS} ms)`);
+      console.log(`[kds-outage] KDS ${mode}: cached validations ${cachedMs.toFixed(1)} ms (median of 5)`);
 
       const uncachedChip = mode === 'hang' ? 0xb2 : 0xc3;
       const failuresBefore = metrics.get(`${V} fetch failed`);
@@ -181,8 +179,8 @@ describe('SNP collateral during an AMD KDS outage (local fake KDS that hangs or 
     try {
       assert.ok((await restarted.load()) >= 2, 'VCEK and chain loaded from the store');
       const before = kds.requests.length;
-      const knownMs = await usualLatency(restarted, 0xa1);
-      assert.ok(knownMs < USUAL_LATENCY_MS, `validations from the persisted store took ${knownMs} ms (median)`);
+      const knownMs = await cachedValidations(restarted, 0xa1);
+      console.log(`[kds-outage] restarted, KDS hangs: validations from the persisted store ${knownMs.toFixed(1)} ms (median of 5)`);
       assert.equal(kds.requests.length, before);
     } finally {
       restarted.close();

@@ -104,9 +104,10 @@ describe('local cluster, kubeadm backend: real nodes end to end', { skip }, () =
 
   it('join time report: p50 and max from joinservice reachable to Node Ready, workers and control planes', () => {
     for (const line of joinTimeReport(joinTimes)) ctx.log(line);
-    // A generous bound (shared 2-core machine): a worker join that takes longer waits on
-    // something it should not (measured: 1.3-3 s, docs/adr/0019-node-runtime.md).
-    for (const t of joinTimes.filter((x) => x.role === 'worker' && !x.excluded)) assert.ok(t.totalMs < 30_000, `${t.node} took ${t.totalMs} ms from joinservice reachable to Ready`);
+    // Reported, not bounded here: join latency is a benchmark's claim (tools/bench/src/local-cluster-bench.ts,
+    // medians against a baseline in the same run). Here every join was measured through to Ready.
+    assert.ok(joinTimes.some((t) => t.role === 'worker' && !t.excluded), 'at least one worker join was measured');
+    for (const t of joinTimes) assert.ok(Number.isFinite(t.totalMs) && t.totalMs > 0 && t.stages.length > 0, `${t.node}: no complete join measurement (${JSON.stringify(t)})`);
   });
 
   it('no secret reaches a log, a status file or a pod log', () => noSecretInLogs(ctx, [...ALL_NODES, ...LATE], [...ALL_NODES, ...LATE, 'worker-bad']));
