@@ -55,6 +55,8 @@ export interface TargetReport {
   readonly parser: string;
   readonly seeds: string[];
   readonly inputs: number;
+  /** SHA-256 over every input tried, in order: equal on every run (fixed seed), so CI runs compare. */
+  readonly inputsSha256: string;
   readonly accepted: number;
   /** Inputs the gate's wrapper could not hand to the parser (see NOT_REACHED). */
   readonly notReached: number;
@@ -86,9 +88,11 @@ export async function runTarget(t: FuzzTarget, options: { gateSeed?: number; sca
   const started = performance.now();
   const cpu = process.cpuUsage();
   const total = t.seeds.length + runs;
+  const digest = createHash('sha256');
   for (let i = 0; i < total; i++) {
     const seed = i < t.seeds.length ? t.seeds[i]! : rng.pick(t.seeds);
     const input = i < t.seeds.length ? seed.bytes : mutate(seed.bytes, rng, t.shape);
+    digest.update(input);
     try {
       if ((await t.run(input)) === NOT_REACHED) notReached++;
       else accepted++;
@@ -104,7 +108,7 @@ export async function runTarget(t: FuzzTarget, options: { gateSeed?: number; sca
   const ms = Math.round(performance.now() - started);
   const used = process.cpuUsage(cpu);
   const cpuMs = Math.round((used.user + used.system) / 1000);
-  return { report: { target: t.name, parser: t.parser, seeds: t.seeds.map((s) => s.name), inputs: total, accepted, notReached, refused, foreign, ms, cpuMs }, findings };
+  return { report: { target: t.name, parser: t.parser, seeds: t.seeds.map((s) => s.name), inputs: total, inputsSha256: digest.digest('hex'), accepted, notReached, refused, foreign, ms, cpuMs }, findings };
 }
 
 function finding(t: FuzzTarget, seed: string, index: number, err: unknown, input: Buffer): Finding {

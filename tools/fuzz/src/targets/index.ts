@@ -8,5 +8,5 @@ import { vtpmTargets } from './vtpm.js';
 
 /** Builds all targets (reads testdata/, makes the aTLS certificate and the openssl CSRs). */
 export async function allTargets(): Promise<FuzzTarget[]> {
-  return [...snpTargets(), ...tdxTargets(), ...(await vtpmTargets()), ...configTargets(), ...requestTargets()];
+  return [...snpTargets(), ...tdxTargets(), ...vtpmTargets(), ...configTargets(), ...requestTargets()];
 }

@@ -5,28 +5,18 @@
  * the recovery server checks of a Recover message (its KMS and storage URIs and the keys derived
  * from them), which lives in libs/crypto.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join as joinPath } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ClusterKms, encodeClusterKmsUri, NO_STORE_URI, parseKmsUri, parseStorageUri, stateDiskKeyId, STATE_DISK_KEY_LENGTH } from '@asterism/crypto';
 import { recoverproto } from '@asterism/proto';
 import { NOT_REACHED, type FuzzTarget } from '../gate.js';
 
-/** Kubelet CSRs (EC P-256 and RSA 2048) made by the real openssl, as a joining node sends them. */
+/**
+ * Kubelet CSRs (EC P-256 and RSA 2048) made by the real openssl, as a joining node sends them;
+ * kept in fixtures/ (scripts/make-kubelet-csrs.sh) so the inputs are the same on every run.
+ */
 export function opensslKubeletCsrs(): Array<{ name: string; der: Buffer }> {
-  const dir = mkdtempSync(joinPath(tmpdir(), 'fuzz-csr-'));
-  try {
-    const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    openssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'ec.key');
-    openssl('genrsa', '-out', 'rsa.key', '2048');
-    return ['ec', 'rsa'].map((k) => {
-      openssl('req', '-new', '-key', `${k}.key`, '-subj', '/O=system:nodes/CN=system:node:worker-1', '-addext', 'subjectAltName=IP:10.0.0.5', '-outform', 'DER', '-out', `${k}.csr`);
-      return { name: `openssl ${k} kubelet CSR`, der: readFileSync(joinPath(dir, `${k}.csr`)) };
-    });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return ['ec', 'rsa'].map((k) => ({ name: `openssl ${k} kubelet CSR (tools/fuzz/fixtures/kubelet-csr-${k}.der)`, der: readFileSync(join(import.meta.dirname, '..', '..', 'fixtures', `kubelet-csr-${k}.der`)) }));
 }
 
 /**

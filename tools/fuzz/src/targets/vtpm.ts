@@ -3,6 +3,8 @@
  * info, the TCG event log, and the aTLS certificate whose extension carries such a document.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { encodeDocument, encodeSnpInstanceInfo, GCE_TECHNOLOGY, REPORT_SIZE, Variant } from '@asterism/attestation';
 import { decodeDocument, decodeSnpInstanceInfo, parseEventLog, replayEventLog, type VtpmAttestationDocument } from '@asterism/attestation/parsers';
 import { gceEventLog } from '@asterism/attestation/testing';
@@ -49,11 +51,20 @@ function readDocument(b: Buffer): void {
   if (doc.attestation && doc.attestation.eventLog.length > 0) replayEventLog(parseEventLog(doc.attestation.eventLog), SHA256_BANK);
 }
 
-/** The vTPM and aTLS targets. */
-export async function vtpmTargets(): Promise<FuzzTarget[]> {
-  const document = snpDocument();
+/** Where the aTLS certificate the atls.certificate target starts from is kept (a fresh one has a new key and serial). */
+export const ATLS_CERTIFICATE_FIXTURE = join(import.meta.dirname, '..', '..', 'fixtures', 'atls-certificate.der');
+
+/** An aTLS certificate (new key, made at CERT_TIME) carrying `document` in the azure-sev-snp extension. */
+export async function makeAtlsCertificate(document: Buffer = snpDocument()): Promise<Buffer> {
   const issuer = { variant: Variant.fromString('azure-sev-snp'), issue: async () => document };
-  const cert = await createAtlsCertificate({ nonce: Buffer.alloc(32, 7), issuer, now: CERT_TIME });
+  return (await createAtlsCertificate({ nonce: Buffer.alloc(32, 7), issuer, now: CERT_TIME })).der;
+}
+
+/** The vTPM and aTLS targets. */
+export function vtpmTargets(): FuzzTarget[] {
+  const document = snpDocument();
+  const oid = Variant.fromString('azure-sev-snp').oid;
+  const cert = { der: readFileSync(ATLS_CERTIFICATE_FIXTURE) };
   return [
     {
       name: 'vtpm.document',
@@ -76,10 +87,10 @@ export async function vtpmTargets(): Promise<FuzzTarget[]> {
     {
       name: 'atls.certificate',
       parser: 'parseAtlsCertificate (libs/atls/src/verify.ts) + the document in its extension',
-      seeds: [{ name: 'aTLS certificate carrying the vTPM document above', bytes: cert.der }],
+      seeds: [{ name: 'aTLS certificate carrying the vTPM document above (tools/fuzz/fixtures/atls-certificate.der)', bytes: cert.der }],
       runs: 3000,
       run: (b) => {
-        for (const ext of parseAtlsCertificate(b, CERT_TIME).extensions) if (ext.oid === issuer.variant.oid) readDocument(ext.value);
+        for (const ext of parseAtlsCertificate(b, CERT_TIME).extensions) if (ext.oid === oid) readDocument(ext.value);
       },
     },
   ];
