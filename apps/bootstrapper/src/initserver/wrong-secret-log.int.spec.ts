@@ -44,7 +44,7 @@ it(`${ADDRESSES} addresses x ${PER_ADDRESS} wrong init secrets: the node log gro
     onLocked: () => undefined,
     logger,
   });
-  const server = new InitServer(flow, { read: async function* () {} }, logger);
+  const server = new InitServer(flow, { read: async function* () { yield Buffer.alloc(0); } }, logger);
   const port = await server.listen('127.0.0.1:0', atlsServerCredentials({ issuer: new DummyIssuer(), logger }));
   const req = init.InitRequest.fromPartial({ kmsUri: encodeClusterKmsUri({ key: Buffer.alloc(32, 1), salt: Buffer.alloc(32, 2) }), storageUri: 'storage://no-store', measurementSalt: Buffer.alloc(32, 3), initSecret: Buffer.from('wrong') });
   const codes: Record<string, number> = {};
