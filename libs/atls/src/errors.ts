@@ -30,7 +30,8 @@ export type AtlsErrorCode =
   | 'HANDSHAKE_TIMEOUT'
   | 'ISSUER_TIMEOUT'
   | 'EVIDENCE_TOO_LARGE'
-  | 'DIAL_FAILED';
+  | 'DIAL_FAILED'
+  | 'ATTESTATION_BUDGET';
 
 /**
  * Codes that say something about the peer or its attestation (a verdict), so repeating the same
