@@ -18,7 +18,7 @@ describe('RefusalLog', () => {
     assert.deepEqual(s.lines[0], { msg: 'refused', fields: { reason: 'RATE', peer: '10.0.0.0', refusedSoFar: 1 } });
     log.flush();
     assert.equal(s.lines.length, 3);
-    assert.deepEqual(s.lines[2]!.fields, { reason: 'RATE', refusedInInterval: 10_000, notLoggedSeparately: 9_999, intervalMs: 1000, refusedSoFar: 10_000 });
+    assert.deepEqual(s.lines[2]!.fields, { reason: 'RATE', notLoggedSeparately: 9_999, intervalMs: 1000, refusedSoFar: 10_000 });
     t = 1000;
     log.refused('RATE', { peer: 'x' });
     assert.equal(s.lines.length, 4, 'a new interval writes its first refusal again');
@@ -45,5 +45,15 @@ describe('RefusalLog', () => {
     log.refused('RATE');
     await new Promise((r) => setTimeout(r, 60));
     assert.equal(s.lines.at(-1)!.msg, 'refused (summary)');
+  });
+});
+
+describe('RefusalLog with a few lines per interval', () => {
+  it('writes the first N refusals of a reason, then counts', () => {
+    const s = sink();
+    const log = new RefusalLog(s, 'refused', { intervalMs: 1000, linesPerInterval: 3, now: () => 0 });
+    for (let i = 0; i < 100; i++) log.refused('CODE', { i });
+    log.flush();
+    assert.deepEqual(s.lines.map((l) => l.fields.i ?? `summary ${String(l.fields.notLoggedSeparately)}`), [0, 1, 2, 'summary 97']);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Log lines for refusals that a flood can cause (wrong secrets, rate limits, attestation budget,
  * rejected peers): without aggregation every refused caller is a log line, so a flood grows the
- * node's log without bound (docs/adr/0029). A {@link RefusalLog} writes the first refusal of a
+ * node's log without bound (docs/adr/0029). A {@link RefusalLog} writes the first refusal (or first few) of a
  * reason in an interval as it comes (with its fields, e.g. the peer), counts the rest, and at the
  * end of the interval writes one summary line per reason with how many it did not write. So a
  * flood costs at most two lines per reason and interval, whatever its rate; the totals per reason
@@ -17,6 +17,8 @@ export interface RefusalLogSink {
 export interface RefusalLogOptions {
   /** Length of an interval. Default 10 s. */
   intervalMs?: number;
+  /** Refusals of a reason written as their own line per interval before the rest is only counted. Default 1. */
+  linesPerInterval?: number;
   /** Injected clock (tests). */
   now?: () => number;
 }
@@ -25,7 +27,8 @@ interface ReasonState {
   total: number;
   /** Start of the interval whose first refusal was written. */
   windowStart: number;
-  /** Refusals in that interval not written as their own line. */
+  /** Refusals in that interval written as their own line, and the rest. */
+  written: number;
   suppressed: number;
 }
 
@@ -34,6 +37,7 @@ export class RefusalLog {
   readonly #reasons = new Map<string, ReasonState>();
   readonly #intervalMs: number;
   readonly #now: () => number;
+  readonly #lines: number;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -43,17 +47,22 @@ export class RefusalLog {
   ) {
     this.#intervalMs = options.intervalMs ?? 10_000;
     this.#now = options.now ?? Date.now;
+    this.#lines = options.linesPerInterval ?? 1;
   }
 
   /** Counts one refusal for `reason`; writes it only when it is the first of its interval. */
   refused(reason: string, fields: Record<string, unknown> = {}): void {
     const t = this.#now();
     let s = this.#reasons.get(reason);
-    if (!s) this.#reasons.set(reason, (s = { total: 0, windowStart: -Infinity, suppressed: 0 }));
+    if (!s) this.#reasons.set(reason, (s = { total: 0, windowStart: -Infinity, written: 0, suppressed: 0 }));
     if (t - s.windowStart >= this.#intervalMs) {
       this.#summarise(reason, s);
-      s.total++;
       s.windowStart = t;
+      s.written = 0;
+    }
+    if (s.written < this.#lines) {
+      s.total++;
+      s.written++;
       this.sink.warn(this.message, { reason, ...fields, refusedSoFar: s.total });
       return;
     }
@@ -76,7 +85,7 @@ export class RefusalLog {
 
   #summarise(reason: string, s: ReasonState): void {
     if (s.suppressed === 0) return;
-    this.sink.warn(`${this.message} (summary)`, { reason, refusedInInterval: s.suppressed + 1, notLoggedSeparately: s.suppressed, intervalMs: this.#intervalMs, refusedSoFar: s.total });
+    this.sink.warn(`${this.message} (summary)`, { reason, notLoggedSeparately: s.suppressed, intervalMs: this.#intervalMs, refusedSoFar: s.total });
     s.suppressed = 0;
   }
 
