@@ -92,6 +92,8 @@ function classify(err: grpc.ServiceError): RecoverCommandError | undefined {
   switch (err.code) {
     case grpc.status.UNAVAILABLE:
     case grpc.status.DEADLINE_EXCEEDED:
+    // The node's attempt limit or busy key check (docs/adr/0029): it says when to come back.
+    case grpc.status.RESOURCE_EXHAUSTED:
       return undefined;
     case grpc.status.FAILED_PRECONDITION:
       return new RecoverCommandError('NOT_WAITING', `the node refused: ${details}`);
