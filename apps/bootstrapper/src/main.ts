@@ -185,7 +185,7 @@ async function rejoinStage(node: BootNode, session: RejoinSession): Promise<bool
   const recovery = new RecoveryServer(node.disk, logger);
   session.recovery = recovery;
   const credentials = atlsServerCredentials({ issuer: node.issuer, logger });
-  node.statusFile.addRefusalSource('recoveryServer', { atls: credentials });
+  node.statusFile.addRefusalSource('recoveryServer', { atls: credentials, callsRefused: () => recovery.refusedCalls });
   node.statusFile.startRefreshing();
   const port = await recovery.listen(listenAddress(cfg, cfg.recoveryPort), credentials);
   logger.info('recovery server waiting', { port });

@@ -11,6 +11,8 @@ export interface ServerRefusals {
   atlsAdmitted: number;
   atlsRefused: Record<string, number>;
   initSecretAttemptsRefused?: number;
+  /** Calls refused by the server itself, by reason (the recovery server's limits, docs/adr/0029). */
+  callsRefused?: Record<string, number>;
 }
 
 /** What a node reports about its bootstrap (read by tools/local-cluster and operators). */
@@ -46,6 +48,7 @@ export async function writeStatusFile(path: string, status: Omit<NodeStatus, 'up
 export interface RefusalSource {
   readonly atls: { readonly admitted: number; readonly refusals: Readonly<Record<string, number>> };
   readonly initSecretAttemptsRefused?: () => number;
+  readonly callsRefused?: () => Readonly<Record<string, number>>;
 }
 
 /** The phase and timings part of the status, as the boot stages report it. */
@@ -91,7 +94,7 @@ export class NodeStatusFile {
   refusals(): Record<string, ServerRefusals> {
     const out: Record<string, ServerRefusals> = {};
     for (const [name, s] of this.#sources) {
-      out[name] = { atlsAdmitted: s.atls.admitted, atlsRefused: { ...s.atls.refusals }, ...(s.initSecretAttemptsRefused ? { initSecretAttemptsRefused: s.initSecretAttemptsRefused() } : {}) };
+      out[name] = { atlsAdmitted: s.atls.admitted, atlsRefused: { ...s.atls.refusals }, ...(s.initSecretAttemptsRefused ? { initSecretAttemptsRefused: s.initSecretAttemptsRefused() } : {}), ...(s.callsRefused ? { callsRefused: { ...s.callsRefused() } } : {}) };
     }
     return out;
   }

@@ -1,4 +1,5 @@
 import { PeerRateLimiter } from '@asterism/service-runtime';
+import type { BudgetRefusalReason } from './attestation-budget.js';
 
 /** Why an aTLS server refused a connection before (or instead of) attesting it. */
 export type AtlsRefusalReason =
@@ -10,7 +11,8 @@ export type AtlsRefusalReason =
   | 'PENDING_LIMIT'
   | 'SNI_INVALID'
   | 'DUPLICATE_PEER'
-  | 'UNVERIFIED_TIMEOUT';
+  | 'UNVERIFIED_TIMEOUT'
+  | BudgetRefusalReason;
 
 /** Limits applied per connection attempt, before any certificate is built or evidence validated. */
 export interface AdmissionLimits {

@@ -104,7 +104,8 @@ export class ConnectionGuard {
   }
 
   readonly #onError = (err: Error): void => {
-    if (this.#released || this.#abort.signal.aborted) return;
+    if (this.#released) return void nameMidCallLoss(err);
+    if (this.#abort.signal.aborted) return;
     this.#abort.abort(classifySocketError(err, this.#phase));
   };
 
@@ -112,4 +113,15 @@ export class ConnectionGuard {
     if (this.#released || this.#abort.signal.aborted) return;
     this.#abort.abort(new AtlsError('CONNECTION_LOST', `${this.#phase}: connection closed by the peer`, { details: { phase: this.#phase } }));
   };
+}
+
+/**
+ * After the hand-over, a socket error ends the calls on the connection with its message as the
+ * status details (grpc-js). The guard's listener runs before grpc-js's, so it names the loss in
+ * the message: callers then see `[CONNECTION_LOST]`, retryable, at once (docs/adr/0029).
+ */
+function nameMidCallLoss(err: Error): void {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string' || !CONNECTION_LOST_CODES.has(code) || err.message.startsWith('[CONNECTION_LOST]')) return;
+  err.message = `[CONNECTION_LOST] connection lost during a call (${code}): ${err.message}`;
 }

@@ -30,7 +30,8 @@ export type AtlsErrorCode =
   | 'HANDSHAKE_TIMEOUT'
   | 'ISSUER_TIMEOUT'
   | 'EVIDENCE_TOO_LARGE'
-  | 'DIAL_FAILED';
+  | 'DIAL_FAILED'
+  | 'ATTESTATION_BUDGET';
 
 /**
  * Codes that say something about the peer or its attestation (a verdict), so repeating the same
@@ -85,5 +86,7 @@ export function toAtlsError(err: unknown, fallback: AtlsErrorCode, context: stri
 export function atlsStatus(err: AtlsError): grpc.StatusObject {
   const metadata = new grpc.Metadata();
   metadata.set('x-atls-reason', err.code);
-  return { code: grpc.status.UNAUTHENTICATED, details: `atls: ${err.reason}`, metadata };
+  // The global attestation budget refusing is load, not a verdict: UNAVAILABLE, which clients retry (docs/adr/0029).
+  const code = err.code === 'ATTESTATION_BUDGET' ? grpc.status.UNAVAILABLE : grpc.status.UNAUTHENTICATED;
+  return { code, details: `atls: ${err.reason}`, metadata };
 }

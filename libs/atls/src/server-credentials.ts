@@ -3,7 +3,9 @@ import * as tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Issuer, type Validator, type Variant } from '@asterism/attestation';
 import { generateNonce } from '@asterism/crypto';
+import { RefusalLog } from '@asterism/service-runtime';
 import { AddressAdmission, DEFAULT_ADMISSION_LIMITS, peerAddress, type AdmissionLimits } from './address-admission.js';
+import { AttestationBudget, type BudgetPoolLimits } from './attestation-budget.js';
 import { AtlsError, atlsStatus, toAtlsError } from './errors.js';
 import { ATLS_EVIDENCE_METADATA_KEY, ATLS_MAX_HEADER_LIST_BYTES, joinEvidenceChunks, verifyExporterEvidence } from './evidence.js';
 import { ServerContexts, type ContextInstaller } from './server-contexts.js';
@@ -33,8 +35,12 @@ export interface AtlsServerOptions {
    * already running gets its own validation timeout). Default 15 s.
    */
   unverifiedConnectionTimeoutMs?: number;
-  /** Receives rejected peers and refused handshakes (never secrets). */
+  /** Global budget for attestation work across all addresses (attestation-budget.ts, docs/adr/0029). */
+  budget?: { handshakes?: Partial<BudgetPoolLimits>; validations?: Partial<BudgetPoolLimits> };
+  /** Receives rejected peers and refused handshakes (never secrets), aggregated per reason and interval. */
   logger?: AttestationLogger;
+  /** Interval of the aggregated refusal lines. Default 10 s. */
+  refusalLogIntervalMs?: number;
 }
 
 /** How a call's peer was verified. */
@@ -80,7 +86,9 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
   readonly #connections = new Map<string, Connection>();
   readonly #admission: AddressAdmission;
   readonly #contexts: ServerContexts;
-  #refusedLogged = 0;
+  readonly #budget: AttestationBudget;
+  readonly #refusedLog: RefusalLog;
+  readonly #rejectedLog: RefusalLog;
 
   constructor(options: AtlsServerOptions = {}) {
     const validators = options.clientValidators ?? [];
@@ -119,6 +127,16 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
       ...(options.maxPendingHandshakes !== undefined ? { maxPendingHandshakes: options.maxPendingHandshakes } : {}),
       ...options.admission,
     });
+    this.#budget = new AttestationBudget(options.budget, (reason) => this.#admission.count(reason));
+    // A flood must not grow the log without bound: one line per reason and interval (docs/adr/0029).
+    const interval = { intervalMs: options.refusalLogIntervalMs ?? 10_000, linesPerInterval: 5 };
+    this.#refusedLog = new RefusalLog(this.#logger, 'refused aTLS handshake', interval);
+    this.#rejectedLog = new RefusalLog(this.#logger, 'rejected aTLS peer', interval);
+  }
+
+  /** The budget's pools (jobs started, queued), for tests and metrics. */
+  get budget(): AttestationBudget {
+    return this.#budget;
   }
 
   /** Connections refused before attestation (and unverified ones closed), by reason: for metrics. */
@@ -174,7 +192,7 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
     });
     if (conn.serverNonce) socket.once('secure', () => this.#onSecure(peer, conn));
     try {
-      return await this.#contexts.forConnection(nonce, conn.serverNonce);
+      return await this.#budget.handshakes.run(address, () => this.#contexts.forConnection(nonce, conn.serverNonce));
     } catch (err) {
       throw this.#refuse(toAtlsError(err, 'HANDSHAKE_FAILED', `building aTLS certificate for ${peer}`));
     } finally {
@@ -185,12 +203,13 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
   // Client-attested mode, handshake done: verify a presented certificate right away (as the
   // reference does inside the handshake) and bound the time until the peer proves itself.
   #onSecure(peer: string, conn: Connection): void {
+    const address = peerAddress(conn.socket.remoteAddress);
     const timeout = this.#opts.unverifiedConnectionTimeoutMs ?? 15_000;
     conn.unverifiedTimer = setTimeout(() => {
       // A verification under way is bounded by its own validation timeout.
       if (!conn.verified && !conn.verifying) {
         this.#admission.count('UNVERIFIED_TIMEOUT');
-        this.#logger.warn('closing unverified aTLS connection', { peer, timeoutMs: timeout });
+        this.#rejectedLog.refused('UNVERIFIED_TIMEOUT', { peer, timeoutMs: timeout });
         conn.socket.destroy();
       }
     }, timeout);
@@ -199,9 +218,13 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
     if (der && der.length > 0) {
       conn.certVerdict = tracked(
         conn,
-        verifyAtlsCertificate(der, this.#validators, conn.serverNonce!, { timeoutMs: this.#opts.validationTimeoutMs }).then((v) => ({ via: 'certificate' as const, variant: v.variant, document: v.document })),
+        this.#budget.validations.run(address, () => verifyAtlsCertificate(der, this.#validators, conn.serverNonce!, { timeoutMs: this.#opts.validationTimeoutMs })).then((v) => ({ via: 'certificate' as const, variant: v.variant, document: v.document })),
       );
-      conn.certVerdict.catch(() => undefined);
+      // Logged when it happens (aggregated): a peer that never makes a call is still seen.
+      conn.certVerdict.catch((err: unknown) => {
+        const e = toAtlsError(err, 'ATTESTATION_INVALID', 'verifying client certificate');
+        this.#rejectedLog.refused(e.code, { peer, code: e.code, reason: e.message });
+      });
     }
   }
 
@@ -217,7 +240,7 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
       }
       verdict = conn.exporterVerdict = tracked(
         conn,
-        verifyExporterEvidence(evidence, conn.socket, this.#validators, { timeoutMs: this.#opts.validationTimeoutMs }).then((v) => ({ via: 'exporter' as const, variant: v.variant, document: v.document })),
+        this.#budget.validations.run(peerAddress(conn.socket.remoteAddress), () => verifyExporterEvidence(evidence, conn.socket, this.#validators, { timeoutMs: this.#opts.validationTimeoutMs })).then((v) => ({ via: 'exporter' as const, variant: v.variant, document: v.document })),
       );
     }
     const info = await verdict;
@@ -239,7 +262,7 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
               },
               (err: unknown) => {
                 const e = toAtlsError(err, 'ATTESTATION_INVALID', 'verifying client');
-                this.#logger.warn('rejected aTLS peer', { peer, code: e.code, reason: e.message });
+                this.#rejectedLog.refused(e.code, { peer, code: e.code, reason: e.message });
                 call.sendStatus(atlsStatus(e));
               },
             );
@@ -249,9 +272,8 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
   }
 
   #refuse(err: AtlsError): AtlsError {
-    // Under a flood every refusal would be a log line: log the first ten, then every 1,000th.
-    const n = ++this.#refusedLogged;
-    if (n <= 10 || n % 1000 === 0) this.#logger.warn('refused aTLS handshake', { code: err.code, reason: err.message, refusedSoFar: n });
+    // Under a flood every refusal would be a log line: one per reason and interval.
+    this.#refusedLog.refused(String(err.details.reason ?? err.code), { code: err.code, reason: err.message });
     return err;
   }
 }

@@ -6,3 +6,4 @@ export { handleShutdownSignals } from './signals.js';
 export { normalizeGoFlags, parseGoFlags } from './go-flags.js';
 export { FlagError, intFlag, parseFlagsOrExit } from './cli-flags.js';
 export { PeerRateLimiter, peerHost } from './peer-rate-limiter.js';
+export { RefusalLog, type RefusalLogOptions, type RefusalLogSink } from './refusal-log.js';

@@ -36,11 +36,8 @@ export function validateInitRequest(req: init.InitRequest): ValidInitRequest {
   } catch (err) {
     throw invalid(`creating kms client: ${(err as Error).message}`, err);
   }
-  const { key, salt } = masterSecret;
-  if (key.length < MASTER_SECRET_LENGTH_MIN || key.length > MAX_MASTER_SECRET) {
-    throw invalid(`master secret is ${key.length} bytes, need ${MASTER_SECRET_LENGTH_MIN} to ${MAX_MASTER_SECRET}`);
-  }
-  if (salt.length < RNG_LENGTH_DEFAULT || salt.length > MAX_SALT) throw invalid(`master secret salt is ${salt.length} bytes, need ${RNG_LENGTH_DEFAULT} to ${MAX_SALT}`);
+  const lengths = masterSecretLengthProblem(masterSecret);
+  if (lengths) throw invalid(lengths);
   if (req.measurementSalt.length > MAX_SALT) throw invalid(`measurement salt longer than ${MAX_SALT} bytes`);
   if (req.apiserverCertSans.length > MAX_SANS) throw invalid(`${req.apiserverCertSans.length} API server certificate SANs, at most ${MAX_SANS}`);
   for (const san of req.apiserverCertSans) {
@@ -50,6 +47,16 @@ export function validateInitRequest(req: init.InitRequest): ValidInitRequest {
   }
   if (req.serviceCidr !== '' && !isCidr(req.serviceCidr)) throw invalid(`service CIDR ${JSON.stringify(req.serviceCidr.slice(0, 64))} is not a CIDR`);
   return { masterSecret, measurementSalt: Buffer.from(req.measurementSalt), apiServerCertSans: req.apiserverCertSans };
+}
+
+/**
+ * Why a master secret's key or salt length is not usable (at least 16 and 32 bytes, at most 1 KiB
+ * each; docs/protocol/init-validation.md), or undefined. Init and recovery accept the same lengths.
+ */
+export function masterSecretLengthProblem({ key, salt }: MasterSecret): string | undefined {
+  if (key.length < MASTER_SECRET_LENGTH_MIN || key.length > MAX_MASTER_SECRET) return `master secret is ${key.length} bytes, need ${MASTER_SECRET_LENGTH_MIN} to ${MAX_MASTER_SECRET}`;
+  if (salt.length < RNG_LENGTH_DEFAULT || salt.length > MAX_SALT) return `master secret salt is ${salt.length} bytes, need ${RNG_LENGTH_DEFAULT} to ${MAX_SALT}`;
+  return undefined;
 }
 
 function isCidr(s: string): boolean {

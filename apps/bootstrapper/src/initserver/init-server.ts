@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@asterism/logger';
 import { init } from '@asterism/proto';
-import { goStatusText, PeerRateLimiter, toStatus, type RpcStatus } from '@asterism/service-runtime';
+import { goStatusText, PeerRateLimiter, RefusalLog, toStatus, type RpcStatus } from '@asterism/service-runtime';
 import { chunkLogs, InitFailure, type InitFailureCode, type InitFlow } from './init-flow.js';
 import type { LogSource } from '../host/ports.js';
 
@@ -25,6 +25,8 @@ export interface InitServerOptions {
    * back when the secret matches, so only wrong secrets count. Default: 5 at once, one more every 2 s.
    */
   secretAttempts?: PeerRateLimiter;
+  /** Lines for wrong secrets and limit refusals: one per reason and interval (docs/adr/0029). */
+  refusalLog?: RefusalLog;
 }
 
 /**
@@ -45,6 +47,7 @@ export class InitServer {
   #onStopped!: () => void;
   readonly #stoppedDone = new Promise<void>((resolve) => (this.#onStopped = resolve));
   readonly #attempts: PeerRateLimiter;
+  readonly #refusalLog: RefusalLog;
   #refused = 0;
 
   constructor(
@@ -55,6 +58,7 @@ export class InitServer {
     options: InitServerOptions = {},
   ) {
     this.#attempts = options.secretAttempts ?? new PeerRateLimiter(0.5, 5);
+    this.#refusalLog = options.refusalLog ?? new RefusalLog(logger, 'init refused');
     this.server = new grpc.Server({ 'grpc.keepalive_time_ms': 15_000, ...serverOptions });
     this.server.addService(init.APIService, { init: (call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>) => void this.handle(call) });
   }
@@ -89,8 +93,9 @@ export class InitServer {
     }
     const peer = call.getPeer();
     if (!this.#attempts.take(peer)) {
-      // Logged once per 100 refusals: a flood must not turn into a flood of log lines.
-      if (this.#refused++ % 100 === 0) this.logger.warn('init refused: too many wrong init secrets from this address', { peer, refusedSoFar: this.#refused });
+      // Aggregated: a flood must not turn into a flood of log lines.
+      this.#refused++;
+      this.#refusalLog.refused('TOO_MANY_ATTEMPTS', { peer });
       call.emit('error', { code: grpc.status.RESOURCE_EXHAUSTED, details: `too many failed init attempts from this address; retry in ${this.#attempts.retryAfterSeconds(peer)} s` });
       return;
     }
@@ -99,9 +104,10 @@ export class InitServer {
     call.on('cancelled', () => abort.abort());
     let secretVerified = false;
     try {
-      this.logger.info('init request received', { peer });
+      this.logger.debug('init request received', { peer });
       const success = await this.flow.run(call.request, abort.signal, {
         onSecretVerified: () => {
+          this.logger.info('init request received: init secret verified', { peer });
           secretVerified = true;
           this.#attempts.refund(peer);
         },
@@ -112,7 +118,9 @@ export class InitServer {
     } catch (err) {
       const failure = err instanceof InitFailure ? err : new InitFailure('STEP_FAILED', `init: ${(err as Error).message}`, { cause: err });
       if (failure.afterLock) this.#outcome = { kind: 'failed-after-lock', error: failure.message };
-      this.logger.error('init failed', { code: failure.code, err: failure, afterLock: failure.afterLock });
+      // A wrong secret is an unauthenticated caller's refusal, not a failure of this node: aggregated (docs/adr/0029).
+      if (failure.code === 'INIT_SECRET_INVALID') this.#refusalLog.refused(failure.code, { peer });
+      else this.logger.error('init failed', { code: failure.code, err: failure, afterLock: failure.afterLock });
       // A caller that proved the init secret gets the node's logs below, so the internal cause's
       // message is no secret to it (the reference sends it too); anyone else gets the generic text.
       await this.sendFailure(call, toStatus(failure, STATUS_OF, { revealInternal: secretVerified }), secretVerified);

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Issuer } from '@asterism/attestation';
-import { atlsChannelCredentials } from '@asterism/atls';
+import { atlsChannelCredentials, ATLS_CLIENT_CHANNEL_OPTIONS } from '@asterism/atls';
 import { setJoinId } from '@asterism/logger';
 import { join } from '@asterism/proto';
 import type { JoinServiceDialer } from './ports.js';
@@ -31,7 +31,7 @@ export class AtlsJoinServiceDialer implements JoinServiceDialer {
     options: { joinId: string; signal?: AbortSignal },
     invoke: (client: join.APIClient, md: grpc.Metadata, cb: (err: grpc.ServiceError | null, res?: Res) => void) => grpc.ClientUnaryCall,
   ): Promise<Res> {
-    const client = new join.APIClient(endpoint, this.#credentials);
+    const client = new join.APIClient(endpoint, this.#credentials, ATLS_CLIENT_CHANNEL_OPTIONS);
     return new Promise<Res>((resolve, reject) => {
       const md = setJoinId(new grpc.Metadata(), options.joinId);
       const call = invoke(client, md, (err, res) => {

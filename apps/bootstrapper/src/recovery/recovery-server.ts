@@ -1,15 +1,17 @@
 import * as grpc from '@grpc/grpc-js';
-import { ClusterKms, dataKeyInfo, MEASUREMENT_SECRET_KEY_ID, parseKmsUri, parseStorageUri, stateDiskKeyId, STATE_DISK_KEY_LENGTH, DERIVED_KEY_LENGTH_DEFAULT } from '@asterism/crypto';
+import { ClusterKms, type KmsConfig, dataKeyInfo, MEASUREMENT_SECRET_KEY_ID, parseKmsUri, parseStorageUri, stateDiskKeyId, STATE_DISK_KEY_LENGTH, DERIVED_KEY_LENGTH_DEFAULT } from '@asterism/crypto';
 import { AsterismError } from '@asterism/errors';
 import type { Logger } from '@asterism/logger';
 import { recoverproto } from '@asterism/proto';
-import { toStatus } from '@asterism/service-runtime';
+import { PeerRateLimiter, peerHost, RefusalLog, toStatus } from '@asterism/service-runtime';
+import { masterSecretLengthProblem } from '../initserver/init-request.js';
+import { KeyCheckQueue, KeyCheckRefused } from './key-check-queue.js';
 
 /** The port the reference's recovery server listens on (docs/protocol/recovery.md). */
 export const RECOVERY_PORT = 9999;
 
 /** Why a Recover call was refused; each maps to one gRPC status at the boundary (toStatus, docs/adr/0027). */
-export type RecoveryErrorCode = 'NOT_WAITING' | 'KMS_URI_INVALID' | 'KEY_DOES_NOT_OPEN_DISK' | 'DISK_UNAVAILABLE';
+export type RecoveryErrorCode = 'NOT_WAITING' | 'KMS_URI_INVALID' | 'MASTER_SECRET_INVALID' | 'TOO_MANY_ATTEMPTS' | 'KEY_CHECK_BUSY' | 'KEY_DOES_NOT_OPEN_DISK' | 'DISK_UNAVAILABLE';
 
 /** A refused Recover call (never carries key material). */
 export class RecoveryError extends AsterismError<RecoveryErrorCode> {}
@@ -17,6 +19,9 @@ export class RecoveryError extends AsterismError<RecoveryErrorCode> {}
 const STATUS: Record<RecoveryErrorCode, grpc.status> = {
   NOT_WAITING: grpc.status.FAILED_PRECONDITION,
   KMS_URI_INVALID: grpc.status.INVALID_ARGUMENT,
+  MASTER_SECRET_INVALID: grpc.status.INVALID_ARGUMENT,
+  TOO_MANY_ATTEMPTS: grpc.status.RESOURCE_EXHAUSTED,
+  KEY_CHECK_BUSY: grpc.status.RESOURCE_EXHAUSTED,
   KEY_DOES_NOT_OPEN_DISK: grpc.status.PERMISSION_DENIED,
   DISK_UNAVAILABLE: grpc.status.INTERNAL,
 };
@@ -33,25 +38,51 @@ export interface RecoveredKeys {
   measurementSecret: Buffer;
 }
 
+/** Options of the recovery server (docs/adr/0029). */
+export interface RecoveryServerOptions {
+  /**
+   * Recover attempts per client address, like the InitServer's init secret attempts: a call takes
+   * a token before its key check, so wrong master secrets count. Default: 5 at once, one every 2 s.
+   */
+  attempts?: PeerRateLimiter;
+  /** The disk's key checks: one at a time, bounded queue, places reserved for fresh addresses. */
+  keyChecks?: KeyCheckQueue;
+  /** Aggregated refusal lines (one per reason and interval). */
+  refusalLog?: RefusalLog;
+}
+
 /**
  * recoverproto.API on a rebooted node whose state disk is still locked (docs/protocol/recovery.md).
  * A Recover call carries the cluster KMS URI; the node derives its measurement secret and its
  * state disk key, and only accepts them when the key opens the disk's LUKS header (a wrong
  * master secret is refused and changes nothing). The first accepted call resolves {@link keys}.
+ * Calls are checked before any disk work (URIs, master secret and salt lengths), limited per
+ * address (RESOURCE_EXHAUSTED after a few wrong secrets) and their key checks serialised
+ * (docs/adr/0029); refusals are logged aggregated.
  */
 export class RecoveryServer {
   readonly server = new grpc.Server();
   #waiting = true;
   #resolve!: (k: RecoveredKeys | 'stopped') => void;
   readonly #keys = new Promise<RecoveredKeys | 'stopped'>((resolve) => (this.#resolve = resolve));
+  readonly #attempts: PeerRateLimiter;
+  readonly #keyChecks: KeyCheckQueue;
+  readonly #refusals: RefusalLog;
+  #uuid: Promise<string> | undefined;
 
   constructor(
     private readonly disk: RecoveryDisk,
     private readonly logger: Logger,
+    options: RecoveryServerOptions = {},
   ) {
+    this.#attempts = options.attempts ?? new PeerRateLimiter(0.5, 5);
+    this.#keyChecks = options.keyChecks ?? new KeyCheckQueue();
+    this.#refusals = options.refusalLog ?? new RefusalLog(logger, 'recovery refused');
     this.server.addService(recoverproto.APIService, {
       recover: (call: grpc.ServerUnaryCall<recoverproto.RecoverMessage, recoverproto.RecoverResponse>, done: grpc.sendUnaryData<recoverproto.RecoverResponse>) => {
-        this.recover(call.request, call.getPeer()).then(
+        const gone = new AbortController();
+        call.once('cancelled', () => gone.abort());
+        this.recover(call.request, call.getPeer(), gone.signal).then(
           () => done(null, {}),
           (err: unknown) => {
             const status = toStatus(err, STATUS);
@@ -66,6 +97,16 @@ export class RecoveryServer {
   /** Binds `address`; resolves with the bound port. */
   listen(address: string, credentials: grpc.ServerCredentials): Promise<number> {
     return new Promise((resolve, reject) => this.server.bindAsync(address, credentials, (err, port) => (err ? reject(err) : resolve(port))));
+  }
+
+  /** Refused Recover calls so far, by reason (for the node's status file). */
+  get refusedCalls(): Readonly<Record<string, number>> {
+    return this.#refusals.totals;
+  }
+
+  /** The key checks' queue (peak concurrency, for tests and reports). */
+  get keyChecks(): KeyCheckQueue {
+    return this.#keyChecks;
   }
 
   /** Resolves with the first accepted keys, or 'stopped' once {@link finish} was called first. */
@@ -85,32 +126,56 @@ export class RecoveryServer {
     return new Promise((resolve) => this.server.tryShutdown(() => resolve()));
   }
 
-  private async recover(req: recoverproto.RecoverMessage, peer: string): Promise<void> {
+  private async recover(req: recoverproto.RecoverMessage, peer: string, gone: AbortSignal): Promise<void> {
     if (!this.#waiting) throw notWaiting();
-    this.logger.info('recovery request received', { peer });
     const kms = clusterKms(req);
-    let uuid: string;
-    try {
-      uuid = await this.disk.uuid();
-    } catch (err) {
-      throw new RecoveryError('DISK_UNAVAILABLE', `reading the state disk UUID: ${(err as Error).message}`, { cause: err });
-    }
+    this.#takeAttempt(peer);
+    this.logger.info('recovery request received', { peer });
+    const uuid = await this.#diskUuid();
     const stateDiskKey = kms.getDek(stateDiskKeyId(uuid), STATE_DISK_KEY_LENGTH);
-    let opens: boolean;
-    try {
-      opens = await this.disk.testPassphrase(stateDiskKey);
-    } catch (err) {
-      throw new RecoveryError('DISK_UNAVAILABLE', `testing the derived key against the state disk: ${(err as Error).message}`, { cause: err });
-    }
+    const opens = await this.#checkKey(peer, stateDiskKey, gone);
     if (!opens) {
-      this.logger.warn('recovery refused: the derived key does not open the state disk', { peer });
+      this.#refusals.refused('KEY_DOES_NOT_OPEN_DISK', { peer });
       throw new RecoveryError('KEY_DOES_NOT_OPEN_DISK', "the key derived from this master secret does not open the node's state disk (wrong master secret or salt?); nothing was changed", { details: { diskUuid: uuid } });
     }
     if (!this.#waiting) throw notWaiting();
+    this.#attempts.refund(peer);
     this.#waiting = false;
     const measurementSecret = kms.getDek(dataKeyInfo(MEASUREMENT_SECRET_KEY_ID), DERIVED_KEY_LENGTH_DEFAULT);
     this.logger.info('recovery accepted: the derived key opens the state disk', { peer, diskUuid: uuid });
     this.#resolve({ stateDiskKey, measurementSecret });
+  }
+
+  // Before any disk work: over its budget, an address is refused without a key check or a log line.
+  #takeAttempt(peer: string): void {
+    if (this.#attempts.take(peer)) return;
+    this.#refusals.refused('TOO_MANY_ATTEMPTS', { peer });
+    throw new RecoveryError('TOO_MANY_ATTEMPTS', `too many failed recover attempts from this address; retry in ${this.#attempts.retryAfterSeconds(peer)} s`);
+  }
+
+  // The UUID does not change while the node waits: one cryptsetup call, not one per Recover call.
+  async #diskUuid(): Promise<string> {
+    this.#uuid ??= this.disk.uuid();
+    try {
+      return await this.#uuid;
+    } catch (err) {
+      this.#uuid = undefined;
+      throw new RecoveryError('DISK_UNAVAILABLE', `reading the state disk UUID: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  // One key check at a time per disk; a call that finds no place gets its attempt back.
+  async #checkKey(peer: string, key: Uint8Array, gone: AbortSignal): Promise<boolean> {
+    try {
+      return await this.#keyChecks.run(peerHost(peer), () => this.disk.testPassphrase(key), gone);
+    } catch (err) {
+      if (err instanceof KeyCheckRefused) {
+        this.#attempts.refund(peer);
+        this.#refusals.refused(err.code, { peer });
+        throw new RecoveryError('KEY_CHECK_BUSY', `${err.message} (${err.code})`, { cause: err, details: { reason: err.code } });
+      }
+      throw new RecoveryError('DISK_UNAVAILABLE', `testing the derived key against the state disk: ${(err as Error).message}`, { cause: err });
+    }
   }
 }
 
@@ -120,14 +185,19 @@ function notWaiting(): RecoveryError {
 
 /** The cluster KMS from the request's URIs, validated before anything is derived. */
 function clusterKms(req: recoverproto.RecoverMessage): ClusterKms {
+  let kmsConfig: Extract<KmsConfig, { type: 'cluster-kms' }>;
   try {
     const storage = parseStorageUri(req.storageUri);
     if (storage.type !== 'no-store') throw new Error(`storage backend ${storage.type} is not supported`);
     const cfg = parseKmsUri(req.kmsUri);
     if (cfg.type !== 'cluster-kms') throw new Error(`KMS backend ${cfg.type} is not supported`);
-    return new ClusterKms(cfg.masterSecret);
+    kmsConfig = cfg;
   } catch (err) {
     throw new RecoveryError('KMS_URI_INVALID', `creating kms client: ${(err as Error).message}`, { cause: err });
   }
+  // The same lengths init accepts: a 1-byte master secret is the caller's mistake, not a disk question.
+  const lengths = masterSecretLengthProblem(kmsConfig.masterSecret);
+  if (lengths) throw new RecoveryError('MASTER_SECRET_INVALID', lengths);
+  return new ClusterKms(kmsConfig.masterSecret);
 }
 

@@ -7,6 +7,7 @@ import { AsterismError } from '@asterism/errors';
 import type { Logger } from '@asterism/logger';
 import { verify } from '@asterism/proto';
 import { toStatus } from '@asterism/service-runtime';
+import { VerifyRateLimit } from './rate-limit.js';
 
 /** User data every verification-service document is issued over (docs/protocol/verification.md). */
 export const VERIFY_USER_DATA = Buffer.from('VerifyService', 'ascii');
@@ -16,11 +17,21 @@ export const VERIFY_HTTP_NODE_PORT = 30080;
 /** Upper bound for a caller's nonce (the reference had none). */
 const MAX_NONCE = 1024;
 
-/** A GetAttestation request that cannot be answered (the caller's mistake). */
-export class VerifyRequestError extends AsterismError<'INVALID_REQUEST'> {}
+/** A GetAttestation request that cannot be answered (the caller's mistake, or its rate). */
+export class VerifyRequestError extends AsterismError<'INVALID_REQUEST' | 'RATE_LIMITED'> {}
 
 /** The gRPC answer table; issuer failures are INTERNAL (cause logged, not sent). */
-const STATUS_OF: Record<VerifyRequestError['code'], grpc.status> = { INVALID_REQUEST: grpc.status.INVALID_ARGUMENT };
+const STATUS_OF: Record<VerifyRequestError['code'], grpc.status> = { INVALID_REQUEST: grpc.status.INVALID_ARGUMENT, RATE_LIMITED: grpc.status.RESOURCE_EXHAUSTED };
+
+/** Options of the verification service. */
+export interface VerificationServiceOptions {
+  /** Per-address limit shared by gRPC and HTTP (docs/adr/0029). Default: VERIFY_RATE. */
+  rateLimit?: VerifyRateLimit;
+}
+
+function rateLimited(retryAfter: number): VerifyRequestError {
+  return new VerifyRequestError('RATE_LIMITED', `too many attestation requests from this address; retry in ${retryAfter} s`, { details: { retryAfter } });
+}
 
 /** The caller's nonce must be non-empty and bounded. */
 function checkNonce(nonce: Uint8Array): void {
@@ -37,16 +48,21 @@ function checkNonce(nonce: Uint8Array): void {
 export class VerificationService {
   readonly grpcServer = new grpc.Server();
   readonly #http: Server;
+  readonly #rate: VerifyRateLimit;
 
   constructor(
     private readonly issuer: Issuer,
     private readonly logger: Logger,
+    options: VerificationServiceOptions = {},
   ) {
+    this.#rate = options.rateLimit ?? new VerifyRateLimit(logger);
     this.grpcServer.addService(verify.APIService, {
       getAttestation: (call: grpc.ServerUnaryCall<verify.GetAttestationRequest, verify.GetAttestationResponse>, done: grpc.sendUnaryData<verify.GetAttestationResponse>) => {
         Promise.resolve(call.request.nonce)
           .then((nonce) => {
             checkNonce(nonce);
+            const wait = this.#rate.refuse(call.getPeer());
+            if (wait !== undefined) throw rateLimited(wait);
             return this.issue(nonce);
           })
           .then(
@@ -60,6 +76,11 @@ export class VerificationService {
       },
     });
     this.#http = createServer((req, res) => void this.handleHttp(req, res));
+  }
+
+  /** Requests refused by the per-address rate limit so far, by reason. */
+  get refusals(): Readonly<Record<string, number>> {
+    return this.#rate.refusals;
   }
 
   /** Binds gRPC and HTTP on `host`; resolves with the bound ports. */
@@ -93,6 +114,11 @@ export class VerificationService {
     const nonce = decodeNonce(nonces[0]);
     if (!nonce) return reply(res, 400, 'nonce is not URL-safe base64 with padding');
     if (nonce.length > MAX_NONCE) return reply(res, 400, `nonce is longer than ${MAX_NONCE} bytes`);
+    const wait = this.#rate.refuse(httpPeer(req));
+    if (wait !== undefined) {
+      res.setHeader('retry-after', String(wait));
+      return reply(res, 429, rateLimited(wait).message);
+    }
     try {
       const doc = await this.issue(nonce);
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: doc.toString('base64') }));
@@ -101,6 +127,12 @@ export class VerificationService {
       reply(res, 500, 'internal error');
     }
   }
+}
+
+/** The caller as grpc-js names a peer (`host:port`, IPv6 in brackets), so both endpoints share one bucket per host. */
+function httpPeer(req: IncomingMessage): string {
+  const host = req.socket.remoteAddress ?? 'unknown';
+  return host.includes(':') ? `[${host}]:${req.socket.remotePort}` : `${host}:${req.socket.remotePort}`;
 }
 
 function reply(res: ServerResponse, status: number, text: string): void {

@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { ATLS_CLIENT_CHANNEL_OPTIONS } from '@asterism/atls';
 import { init } from '@asterism/proto';
 import type { InitConnector } from './init-command.js';
 
@@ -10,7 +11,7 @@ export class GrpcInitConnector implements InitConnector {
   constructor(private readonly credentials: grpc.ChannelCredentials) {}
 
   async *init(endpoint: string, req: init.InitRequest, signal?: AbortSignal): AsyncIterable<init.InitResponse> {
-    const client = new init.APIClient(endpoint, this.credentials);
+    const client = new init.APIClient(endpoint, this.credentials, ATLS_CLIENT_CHANNEL_OPTIONS);
     const call = client.init(req);
     const onAbort = () => call.cancel();
     signal?.addEventListener('abort', onAbort, { once: true });

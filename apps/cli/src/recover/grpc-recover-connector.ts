@@ -1,5 +1,5 @@
 import type { Validator } from '@asterism/attestation';
-import { atlsChannelCredentials, type AtlsError } from '@asterism/atls';
+import { atlsChannelCredentials, type AtlsError, ATLS_CLIENT_CHANNEL_OPTIONS } from '@asterism/atls';
 import { recoverproto } from '@asterism/proto';
 import { RecordingValidator } from '../verify/recording-validator.js';
 import type { RecoverConnector } from './recover-command.js';
@@ -21,7 +21,7 @@ export class GrpcRecoverConnector implements RecoverConnector {
     const onConnectionError = (err: AtlsError) => {
       if (!err.retryable) verdict = err;
     };
-    const client = new recoverproto.APIClient(endpoint, atlsChannelCredentials({ validators: [recorder], onConnectionError }));
+    const client = new recoverproto.APIClient(endpoint, atlsChannelCredentials({ validators: [recorder], onConnectionError }), ATLS_CLIENT_CHANNEL_OPTIONS);
     try {
       await new Promise<void>((resolve, reject) => {
         const call = client.recover(req, (err) => (err ? reject(err) : resolve()));

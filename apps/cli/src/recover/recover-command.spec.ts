@@ -48,6 +48,13 @@ describe('asterism recover', () => {
     assert.deepEqual(findSecretLeaks(lines.join('\n'), [{ name: 'key', value: master.key }, { name: 'salt', value: master.salt }]), []);
   });
 
+  it('a node busy with a flood (RESOURCE_EXHAUSTED: attempt limit, key check queue) is tried again', async () => {
+    const c = new ScriptedConnector({ 'n:9999': [statusError(grpc.status.RESOURCE_EXHAUSTED, 'the key check queue is full; retry in a few seconds (KEY_CHECK_QUEUE_FULL)'), 'ok'] });
+    const report = await runRecover(c, { endpoints: ['n:9999'], masterSecretFile: secretFile, retryForMs: 5000, retryDelayMs: 1 }, () => undefined);
+    assert.deepEqual(report, [{ endpoint: 'n:9999', ok: true }]);
+    assert.equal(c.requests.length, 2);
+  });
+
   const cases: Array<[string, Array<grpc.ServiceError | 'ok'>, Error | undefined, RecoverFailureCode, RegExp]> = [
     ['wrong master secret', [statusError(grpc.status.PERMISSION_DENIED, 'the key derived from this master secret does not open the node\'s state disk')], undefined, 'KEY_REFUSED', /refused the master secret/],
     ['node not waiting for recovery', [statusError(grpc.status.FAILED_PRECONDITION, 'node is not waiting for recovery')], undefined, 'NOT_WAITING', /not waiting for recovery/],

@@ -90,8 +90,10 @@ async function recoverOne(connector: RecoverConnector, endpoint: string, req: re
 function classify(err: grpc.ServiceError): RecoverCommandError | undefined {
   const details = err.details || err.message;
   switch (err.code) {
+    // RESOURCE_EXHAUSTED: the node's attempt limit or busy key check (docs/adr/0029), it says when to come back.
     case grpc.status.UNAVAILABLE:
     case grpc.status.DEADLINE_EXCEEDED:
+    case grpc.status.RESOURCE_EXHAUSTED:
       return undefined;
     case grpc.status.FAILED_PRECONDITION:
       return new RecoverCommandError('NOT_WAITING', `the node refused: ${details}`);
