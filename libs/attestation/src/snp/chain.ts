@@ -50,12 +50,12 @@ function requirePss384(cert: AmdCertificate, role: string): void {
   }
 }
 
-/** CERT_EXPIRED unless notBefore <= at <= notAfter. */
+/** CERT_EXPIRED unless notBefore <= at <= notAfter; `state` says "not yet valid" or "expired", with both dates. */
 export function requireValidAt(cert: AmdCertificate, role: string, at: Date): void {
   if (at < cert.notBefore || at > cert.notAfter) {
     const state = at < cert.notBefore ? 'not yet valid' : 'expired';
     throw new AttestationError('CERT_EXPIRED', `${role} ${cert.subjectCn} is ${state} at ${at.toISOString()} (valid ${cert.notBefore.toISOString()} to ${cert.notAfter.toISOString()})`, {
-      details: { certificate: role, notBefore: cert.notBefore.toISOString(), notAfter: cert.notAfter.toISOString(), verifiedAt: at.toISOString() },
+      details: { certificate: role, state, notBefore: cert.notBefore.toISOString(), notAfter: cert.notAfter.toISOString(), verifiedAt: at.toISOString() },
     });
   }
 }
