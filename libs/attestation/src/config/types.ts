@@ -52,6 +52,14 @@ export interface SevSnpConfigBase {
   amdRootKey: Buffer | null;
   /** ASK/ASVK certificate (DER) to use instead of the cached one; `null` = unset. */
   amdSigningKey: Buffer | null;
+  /**
+   * Asterism extensions (docs/protocol/attestation-config.md), absent = off: the lowest accepted
+   * SNP report version (2-5), and mitigation bits that must be set in the report's
+   * LAUNCH_MIT_VECTOR / CURRENT_MIT_VECTOR (version 5 reports).
+   */
+  minimumReportVersion?: number;
+  requiredLaunchMitigations?: bigint;
+  requiredCurrentMitigations?: bigint;
 }
 
 /** aws-sev-snp and gcp-sev-snp. */
