@@ -75,7 +75,7 @@ const versions = (c: SevSnpConfigBase): TcbVersion => ({ bootloader: c.bootloade
  * The verifier of one config. The config's four versions are the minimum launch TCB of every SNP
  * variant and, with `minimumTcb` (Azure), also the minimum of current/committed/reported TCB. The
  * configured ARK anchors its own product line; the other lines are anchored by AMD's embedded
- * ARKs (docs/adr/0010-sev-snp-verification.md).
+ * ARKs (docs/adr/0010-sev-snp-verification-in-house.md).
  */
 export function snpVerifierFor(config: SevSnpConfigBase, deps: SnpValidatorDependencies, logger: AttestationLogger, options: { minimumTcb: boolean }): SnpVerifier {
   const ark = trustAnchor(config);
