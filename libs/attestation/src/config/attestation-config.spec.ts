@@ -209,3 +209,37 @@ describe('embedded roots', () => {
     });
   }
 });
+
+describe('current-generation extensions (config/current-gen.ts)', () => {
+  const snp = (extra: string) =>
+    `{"measurements":{"0":"${'00'.repeat(48)}"},"bootloaderVersion":3,"teeVersion":0,"snpVersion":8,"microcodeVersion":115,"amdRootKey":"","amdSigningKey":""${extra}}`;
+
+  it('SEV-SNP: minimumReportVersion and the mitigation masks are read, and written back only when set', () => {
+    const cfg = unmarshalAttestationConfig(snp(',"minimumReportVersion":5,"requiredLaunchMitigations":"0x3f","requiredCurrentMitigations":"1"'), 'aws-sev-snp');
+    assert.ok(cfg.variant === 'aws-sev-snp');
+    assert.deepEqual([cfg.minimumReportVersion, cfg.requiredLaunchMitigations, cfg.requiredCurrentMitigations], [5, 0x3fn, 1n]);
+    assert.match(encodeAttestationConfig(cfg), /"amdSigningKey":"","minimumReportVersion":5,"requiredLaunchMitigations":"0x3f","requiredCurrentMitigations":"0x1"\}$/);
+    const plain = unmarshalAttestationConfig(snp(''), 'gcp-sev-snp');
+    assert.ok(!encodeAttestationConfig(plain).includes('minimumReportVersion'));
+    assert.ok(!('minimumReportVersion' in plain));
+  });
+
+  const bad: Array<[string, string]> = [
+    ['minimumReportVersion', ',"minimumReportVersion":1'],
+    ['minimumReportVersion', ',"minimumReportVersion":6'],
+    ['requiredLaunchMitigations', ',"requiredLaunchMitigations":"0x1ffffffffffffffff"'],
+    ['requiredCurrentMitigations', ',"requiredCurrentMitigations":"bits"'],
+  ];
+  for (const [field, extra] of bad) {
+    it(`SEV-SNP: ${extra.slice(1)} is CONFIG_INVALID naming ${field}`, () =>
+      assert.throws(() => unmarshalAttestationConfig(snp(extra), 'azure-sev-snp'), (e: AttestationError) => e.code === 'CONFIG_INVALID' && e.details.field === field));
+  }
+
+  it('qemu-tdx: mrServiceTd (48 bytes) is read and written back; a wrong length is CONFIG_INVALID', () => {
+    const doc = `{"measurements":{"0":"${'00'.repeat(48)}"},"mrServiceTd":"${'5a'.repeat(48)}"}`;
+    const cfg = unmarshalAttestationConfig(doc, 'qemu-tdx');
+    assert.ok(cfg.variant === 'qemu-tdx' && cfg.mrServiceTd?.equals(Buffer.alloc(48, 0x5a)));
+    assert.ok(encodeAttestationConfig(cfg).endsWith(`"mrServiceTd":"${'5a'.repeat(48)}"}`));
+    assert.throws(() => unmarshalAttestationConfig(`{"measurements":{"0":"${'00'.repeat(48)}"},"mrServiceTd":"abcd"}`, 'qemu-tdx'), (e: AttestationError) => e.code === 'CONFIG_INVALID' && e.details.field === 'mrServiceTd');
+  });
+});

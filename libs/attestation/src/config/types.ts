@@ -39,6 +39,11 @@ export interface MeasurementsOnlyConfig {
    * (docs/protocol/cloud-vtpm-variants.md §2.3).
    */
   akRootKey?: Buffer | null;
+  /**
+   * qemu-tdx only, an Asterism extension (config/current-gen.ts): the MRSERVICETD (48 bytes) a TD
+   * 1.5 quote must carry; absent = not checked.
+   */
+  mrServiceTd?: Buffer;
 }
 
 /** Shared by the SEV-SNP variants: minimum launch TCB components and the AMD roots. */

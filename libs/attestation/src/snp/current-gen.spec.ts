@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import type { SevSnpConfigBase } from '../config/types.js';
 import { AttestationError } from '../errors.js';
 import { NOP_ATTESTATION_LOGGER } from '../interfaces.js';
+import { Measurements } from '../measurements/measurements.js';
 import { SignatureMemo } from './chain.js';
-import { parseAmdCertificate, parseSignerCertificate, pemCertificates, type AmdCertificate } from './certs.js';
+import { certificateBytes, parseAmdCertificate, parseSignerCertificate, pemCertificates, type AmdCertificate } from './certs.js';
 import type { SnpReportPolicy } from './checks.js';
 import { SnpCollateral } from './collateral.js';
 import type { AmdProductLine } from './lines.js';
 import { buildReport, CURRENT_GEN_VECTOR_TIME, goldenSnp, signReport, TestAmdRoot, type ReportFields } from './test-fixtures.js';
+import { snpVerifierFor } from './validator.js';
 import { SnpVerifier, type SnpAnchor, type SnpEvidence } from './verifier.js';
 
 // Real Genoa (report version 3) and Turin (version 5) evidence with AMD's real certificates
@@ -108,6 +111,49 @@ describe('real current-generation SEV-SNP evidence (AMD-signed)', () => {
       verifierFor(realArk.Turin, {}, new Date('2040-01-01T00:00:00Z')).verify(realEvidence('Turin'), anyBinding),
       (e: AttestationError) => e.code === 'CERT_EXPIRED' && e.details.state === 'expired' && e.details.notAfter === '2033-02-05T01:04:33.000Z',
     );
+  });
+});
+
+describe('snpVerifierFor: the configured ARK anchors its line, AMD\'s embedded ARKs the others; config requirements apply', () => {
+  const config = (extra: Partial<SevSnpConfigBase> = {}): SevSnpConfigBase => ({
+    measurements: new Measurements(),
+    bootloaderVersion: { value: 1, wantLatest: false },
+    teeVersion: { value: 0, wantLatest: false },
+    snpVersion: { value: 4, wantLatest: false },
+    microcodeVersion: { value: 81, wantLatest: false },
+    amdRootKey: null,
+    amdSigningKey: null,
+    ...extra,
+  });
+  const deps = () => ({ collateral: new SnpCollateral({ offline: true }), now: () => CURRENT_GEN_VECTOR_TIME });
+  const run = async (cfg: SevSnpConfigBase, line: 'Genoa' | 'Turin') => {
+    try {
+      return (await snpVerifierFor(cfg, deps(), NOP_ATTESTATION_LOGGER, { minimumTcb: false }).verify(realEvidence(line), anyBinding)).productLine;
+    } catch (err) {
+      if (err instanceof AttestationError) return err.code;
+      throw err;
+    }
+  };
+
+  it('the default config (ARK-Milan) verifies the real Genoa and Turin evidence through the embedded ARK-Genoa / ARK-Turin', async () => {
+    assert.deepEqual([await run(config(), 'Genoa'), await run(config(), 'Turin')], ['Genoa', 'Turin']);
+  });
+
+  it('amdRootKey ARK-Turin with amdSigningKey SEV-Turin verifies Turin evidence; a foreign ARK-Turin refuses it', async () => {
+    const turin = config({ amdRootKey: certificateBytes(golden.turinArkPem, 'ARK'), amdSigningKey: certificateBytes(golden.turinAskPem, 'ASK') });
+    assert.equal(await run(turin, 'Turin'), 'Turin');
+    const foreign = await TestAmdRoot.create(undefined, undefined, 'Turin');
+    assert.equal(await run(config({ amdRootKey: foreign.ark.der }), 'Turin'), 'CERT_CHAIN_INVALID');
+  });
+
+  it('minimumReportVersion and the mitigation masks of the config reach the verifier', async () => {
+    assert.equal(await run(config({ minimumReportVersion: 5 }), 'Genoa'), 'REPORT_VERSION_TOO_LOW');
+    assert.equal(await run(config({ minimumReportVersion: 5, requiredLaunchMitigations: 0x3fn, requiredCurrentMitigations: 0x3fn }), 'Turin'), 'Turin');
+    assert.equal(await run(config({ requiredCurrentMitigations: 0x40n }), 'Turin'), 'MITIGATION_MISSING');
+  });
+
+  it('a config minimum TCB above the Turin launch TCB is TCB_TOO_LOW (the four config versions on the Turin layout)', async () => {
+    assert.equal(await run(config({ microcodeVersion: { value: 82, wantLatest: false } }), 'Turin'), 'TCB_TOO_LOW');
   });
 });
 

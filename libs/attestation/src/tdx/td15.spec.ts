@@ -2,8 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { missingComponent } from '@asterism/testing';
 import { AttestationError } from '../errors.js';
+import { makeExtraData } from '../extra-data.js';
+import type { Measurement } from '../measurements/measurement.js';
 import { parseQeIdentity, parseTcbInfo } from './collateral.js';
+import { encodeTdxDocument, tdMeasurements } from './document.js';
 import { parsePemChain, readPckTcb } from './pck.js';
+import { QemuTdxValidator } from './qemu-tdx.js';
 import { parseTdxQuote } from './quote.js';
 import { makeSyntheticPki, resignedCollateral, resignedQuote, type CollateralEdits, type SyntheticPki } from './synthetic-pki.fixture.js';
 import { evaluateTcb } from './tcb.js';
@@ -145,5 +149,23 @@ describe('TDX 1.5 rules on the real TD 1.5 quote re-signed under a stand-in Inte
   it('a re-signed MRSERVICETD is carried through verification (what the attestation config may pin)', () => {
     const quote = resigned(p, (b) => b.fill(0x5a, TD15_OFFSETS.mrServiceTd, TD15_OFFSETS.mrServiceTd + 48));
     assert.equal(verifier().verify(quote, collateralWith(), now).quote.body.mrServiceTd?.toString('hex'), '5a'.repeat(48));
+  });
+
+  it('the qemu-tdx validator pins MRSERVICETD from the attestation config: equal passes, different is MRSERVICETD_MISMATCH', async () => {
+    const userData = Buffer.from('tls key digest');
+    const nonce = Buffer.from('0123456789abcdef0123456789abcdef');
+    const service = Buffer.alloc(48, 0x5a);
+    const quote = resigned(p, (b) => {
+      b.fill(0, TD15_OFFSETS.reportData, TD15_OFFSETS.reportData + 64);
+      makeExtraData(userData, nonce).copy(b, TD15_OFFSETS.reportData);
+      service.copy(b, TD15_OFFSETS.mrServiceTd);
+    });
+    const measurements = new Map<number, Measurement>([...tdMeasurements(parseTdxQuote(quote).body)].map(([i, v]) => [i, { expected: Buffer.from(v), validationOpt: 'Enforce' as const }]));
+    const validator = (mrServiceTd?: Buffer) =>
+      new QemuTdxValidator({ measurements, collateral: { collateral: async () => collateralWith() }, verifier: verifier(), clock: () => now, ...(mrServiceTd ? { mrServiceTd } : {}) });
+    const doc = encodeTdxDocument({ rawQuote: quote, userData });
+    assert.deepEqual(await validator().validate(doc, nonce), userData);
+    assert.deepEqual(await validator(service).validate(doc, nonce), userData);
+    await assert.rejects(validator(Buffer.alloc(48, 0x5b)).validate(doc, nonce), (err: AttestationError) => err.code === 'MRSERVICETD_MISMATCH' && err.details.actual === '5a'.repeat(48));
   });
 });
