@@ -13,12 +13,26 @@
 // - `authenticate`: the cryptographic half on the real production quote and its real collateral
 //   (testdata/tdx): quote parse, PCK chain (3 certificates), 2 CRLs, TCB info and QE identity
 //   (parse, issuer chains, signatures), QE report signature and binding, quote signature.
+// - the same two on TDX module 1.5 evidence (issue 28): `verify` on the real TD 1.5 quote v5
+//   re-signed under its own stand-in PKI (status UpToDate, module identity TDX_01, relaunch rule
+//   evaluated), `authenticate` on the real TD 1.5 quote with its February 2026 collateral.
 // Warm verifiers have checked collateral and chain signatures before (memoised by content,
 // validity windows re-checked); cold ones are new for every sample.
 // The baseline is the single signature check every quote verifier needs at minimum.
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { DcapVerifier, parseTdxQuote, type DcapCollateral } from '@asterism/attestation';
-import { makeSyntheticPki, resignedCollateral, resignedQuote, tdxVector, VECTOR_TIME, vectorCollateral } from '@asterism/attestation/testing';
+import {
+  makeSyntheticPki,
+  resignedCollateral,
+  resignedQuote,
+  td15Collateral,
+  TD15_VECTOR_TIME,
+  tdxVector,
+  V5_TD15,
+  VECTOR_TIME,
+  vectorCollateral,
+} from '@asterism/attestation/testing';
 import { median, quantile, ratio } from './stats.js';
 
 const N = Number(process.env.N ?? 300);
@@ -43,6 +57,13 @@ if (warmVerify.verify(synthetic.quote, synthetic.collateral, at).tcb.status !== 
 // Authentication on the real quote and collateral.
 const real = { quote: tdxVector('quote-v4-spr.dat'), collateral: vectorCollateral() };
 const warmAuth = new DcapVerifier();
+// The same on TD 1.5 evidence.
+const pki15 = makeSyntheticPki(V5_TD15);
+const synthetic15 = { quote: resignedQuote(pki15, undefined, V5_TD15), collateral: resignedCollateral(pki15, at, {}, V5_TD15) as DcapCollateral };
+const warmVerify15 = new DcapVerifier({ trustedRoot: pki15.root.pem });
+if (warmVerify15.verify(synthetic15.quote, synthetic15.collateral, at).tcb.status !== 'UpToDate') throw new Error('the re-signed TD 1.5 quote must verify as UpToDate');
+const real15 = { quote: tdxVector(V5_TD15.quote), collateral: td15Collateral() };
+const warmAuth15 = new DcapVerifier();
 
 const candidates: Record<string, () => unknown> = {
   'verify, warm (synthetic PKI)': () => warmVerify.verify(synthetic.quote, synthetic.collateral, at),
@@ -51,6 +72,11 @@ const candidates: Record<string, () => unknown> = {
   'authenticate, warm (real quote)': () => warmAuth.authenticate(real.quote, real.collateral, VECTOR_TIME),
   'authenticate, cold (real quote)': () => new DcapVerifier().authenticate(real.quote, real.collateral, VECTOR_TIME),
   'P-256 verify (real quote)': bareVerify(real.quote),
+  'TD1.5 verify, warm (synthetic PKI)': () => warmVerify15.verify(synthetic15.quote, synthetic15.collateral, at),
+  'TD1.5 verify, cold (synthetic PKI)': () => new DcapVerifier({ trustedRoot: pki15.root.pem }).verify(synthetic15.quote, synthetic15.collateral, at),
+  'TD1.5 authenticate, warm (real quote)': () => warmAuth15.authenticate(real15.quote, real15.collateral, TD15_VECTOR_TIME),
+  'TD1.5 authenticate, cold (real quote)': () => new DcapVerifier().authenticate(real15.quote, real15.collateral, TD15_VECTOR_TIME),
+  'TD1.5 P-256 verify (real quote)': bareVerify(real15.quote),
 };
 
 function time(fn: () => unknown): number {
@@ -73,3 +99,5 @@ const p256 = m['P-256 verify (synthetic quote)']!;
 const p256Real = m['P-256 verify (real quote)']!;
 console.log(`ratio verify warm / p256: ${ratio(m['verify, warm (synthetic PKI)']!, p256).toFixed(1)}x, verify cold / p256: ${ratio(m['verify, cold (synthetic PKI)']!, p256).toFixed(1)}x`);
 console.log(`ratio authenticate warm / p256: ${ratio(m['authenticate, warm (real quote)']!, p256Real).toFixed(1)}x, authenticate cold / p256: ${ratio(m['authenticate, cold (real quote)']!, p256Real).toFixed(1)}x`);
+console.log(`ratio TD1.5 verify warm / TD1.0 verify warm: ${ratio(m['TD1.5 verify, warm (synthetic PKI)']!, m['verify, warm (synthetic PKI)']!).toFixed(2)}x, TD1.5 authenticate warm / TD1.0: ${ratio(m['TD1.5 authenticate, warm (real quote)']!, m['authenticate, warm (real quote)']!).toFixed(2)}x`);
+console.log(`load average: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
