@@ -105,7 +105,7 @@ for (const group of [warmGroup, coldGroup]) {
   }
 }
 const m = Object.fromEntries(Object.entries(samples).map(([k, s]) => [k, median(s)]));
-for (const [name, s] of Object.entries(samples)) console.log(`${`SNP ${name}:`.padEnd(40)} median ${m[name]!.toFixed(3)} ms, p90 ${quantile(s, 0.9).toFixed(3)} ms (n=${s.length})`);
+for (const [name, s] of Object.entries(samples)) console.log(`${`SNP ${name}:`.padEnd(40)} p10 ${quantile(s, 0.1).toFixed(3)} ms, median ${m[name]!.toFixed(3)} ms, p90 ${quantile(s, 0.9).toFixed(3)} ms (n=${s.length})`);
 const p384 = m['bare node:crypto P-384 verify']!;
 console.log(`ratio warm Milan / p384: ${ratio(m['Milan v2 (Azure) verify, warm']!, p384).toFixed(2)}x, cold Milan / p384: ${ratio(m['Milan v2 (Azure) verify, cold']!, p384).toFixed(1)}x`);
 console.log(`ratio warm Turin v5 / warm Milan v2: ${ratio(m['Turin v5 verify, warm']!, m['Milan v2 (Azure) verify, warm']!).toFixed(2)}x, warm Genoa v3 / warm Milan v2: ${ratio(m['Genoa v3 verify, warm']!, m['Milan v2 (Azure) verify, warm']!).toFixed(2)}x`);
