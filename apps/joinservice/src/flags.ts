@@ -1,4 +1,4 @@
-import { AttestationError, parseTcbStatuses, Variant, type CloudProvider, type TcbStatus, type UpcomingTcbMinimum } from '@asterism/attestation';
+import { AttestationError, parseTcbStatuses, Variant, type CloudProvider, type TcbVerdictStatus, type UpcomingTcbMinimum } from '@asterism/attestation';
 import { FlagError, intFlag as int, parseGoFlags } from '@asterism/service-runtime';
 
 /** Joinservice configuration: the reference's flags (docs/protocol/join-ticket.md) plus Asterism's paths and ports. */
@@ -40,7 +40,7 @@ export interface JoinServiceConfig {
   /** Intel SGX Root CA CRL URL (mirrors, tests); undefined = Intel's distribution point. */
   intelRootCrlUrl: string | undefined;
   /** TDX: TCB statuses the validators accept (docs/protocol/tdx-dcap.md); undefined = the default set. */
-  tdxAcceptedTcbStatuses: TcbStatus[] | undefined;
+  tdxAcceptedTcbStatuses: TcbVerdictStatus[] | undefined;
   /** SEV-SNP: a minimum TCB that takes effect at a date (warned about 30 days before, then enforced). */
   snpUpcomingMinimumTcb: UpcomingTcbMinimum | undefined;
 }
@@ -229,7 +229,7 @@ function serviceUrl(flag: string, raw: string | undefined): string | undefined {
   return raw.replace(/\/$/, '');
 }
 
-function tcbStatuses(raw: string | undefined): TcbStatus[] | undefined {
+function tcbStatuses(raw: string | undefined): TcbVerdictStatus[] | undefined {
   if (raw === undefined) return undefined;
   try {
     return parseTcbStatuses(raw);

@@ -52,6 +52,11 @@ export type AttestationErrorCode =
   | 'COLLATERAL_EXPIRED'
   | 'TCB_LEVEL_NOT_FOUND'
   | 'TCB_STATUS_REJECTED'
+  // Current-generation evidence (docs/protocol/tdx-dcap.md, docs/protocol/sev-snp.md)
+  | 'TDX_MODULE_MISMATCH'
+  | 'MRSERVICETD_MISMATCH'
+  | 'REPORT_VERSION_TOO_LOW'
+  | 'MITIGATION_MISSING'
   // Cloud vTPM variants (docs/protocol/cloud-vtpm-variants.md)
   | 'ROOT_EXPIRED'
   | 'TPM_SUPPORT_MISSING'

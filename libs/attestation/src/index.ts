@@ -46,6 +46,7 @@ export { formatTcb } from './snp/tcb.js';
 export { type SnpValidatorDependencies, snpVerifierFor } from './snp/validator.js';
 export { type SnpWarningOptions, type UpcomingTcbMinimum } from './snp/warnings.js';
 export { type DcapCollateral, type TcbStatus } from './tdx/collateral.js';
+export { type TcbEvaluation, type TcbVerdictStatus } from './tdx/tcb.js';
 export { decodeTdxDocument, encodeTdxDocument, tdMeasurements } from './tdx/document.js';
 export { CachedTdxCollateralSource, encodePcsRecord, pcsCollateralFetcher, type PcsFetcherOptions } from './tdx/pcs-collateral.js';
 export { ConfigfsTsmQuoteProvider, QemuTdxIssuer, QemuTdxValidator, registerQemuTdxValidator, type TdxQuoteVerifier } from './tdx/qemu-tdx.js';

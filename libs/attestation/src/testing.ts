@@ -1,5 +1,5 @@
 /** Test and benchmark helpers of @asterism/attestation: the real TDX golden vectors, error-code probes, a configfs-tsm-like directory and a stand-in Intel PKI. */
-export { tdxVector, VECTOR_OFFSETS, VECTOR_TIME, vectorCollateral } from './tdx/vectors.fixture.js';
+export { tdxVector, VECTOR_OFFSETS, VECTOR_TIME, vectorCollateral, td15Collateral, TD15_VECTOR_TIME, TD15_OFFSETS, V4_SPR, V5_TD15, type TdxVectorSet } from './tdx/vectors.fixture.js';
 export { errorCode } from './tdx/vectors.fixture.js';
 export { FakeConfigfsTsm, replayFirmware, type TsmFirmware } from './tsm/configfs-tsm.fixture.js';
 /** A stand-in Intel PKI (openssl) for TDX tests that need a quote over chosen report data accepted end to end. */

@@ -39,6 +39,22 @@ describe('asterism verify: SEV-SNP report', () => {
   });
 });
 
+describe('asterism verify: current-generation SNP reports (mitigation vectors, Turin TCB)', () => {
+  it('a version 2 report says it has no mitigation vectors', () => {
+    const text = formatSnpReport(snpReportOf(snpDocument())!, undefined);
+    assert.match(text, /launch mitigations {3}\(none: report version 2 < 5\)\n {2}current mitigations {2}\(none: report version 2 < 5\)/);
+  });
+
+  it('the real Turin report (version 5): product Turin, FMC in every TCB, both mitigation vectors', () => {
+    const turin = readFileSync(resolve(WORKSPACE_ROOT, 'testdata/snp/turin-report-v5.bin'));
+    const info = encodeSnpInstanceInfo({ reportSigner: Buffer.alloc(0), certChain: Buffer.alloc(0), attestationReport: turin, azure: null, gcp: null });
+    const text = formatSnpReport(snpReportOf(encodeDocument({ attestation: null, instanceInfo: info, userData: Buffer.alloc(0) }))!, { ok: true });
+    assert.match(text, /version {8}5, product Turin, signed by VCEK/);
+    for (const label of ['current', 'reported', 'committed', 'launch']) assert.match(text, new RegExp(`${label} TCB +fmc1 bl1 tee1 snp4 ucode81`));
+    assert.match(text, /launch mitigations {3}0x000000000000003f\n {2}current mitigations {2}0x000000000000003f/);
+  });
+});
+
 describe('asterism verify --endpoint table for an SNP node', () => {
   it('shows the SNP report and the failing check under the refusal', () => {
     const error = new AttestationError('ID_KEY_UNTRUSTED', 'report ID key not trusted', { details: { field: 'idKeyDigest' } });

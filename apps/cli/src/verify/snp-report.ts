@@ -18,9 +18,15 @@ function policyText(r: SnpReport): string {
 /** The outcome of the validation as `asterism verify` shows it under the SNP report. */
 export type SnpOutcome = { ok: true } | { ok: false; error: Error } | undefined;
 
+/** A version 5 mitigation vector in hex, or why there is none. */
+function mitigationText(v: bigint | undefined, version: number): string {
+  return v === undefined ? `(none: report version ${version} < 5)` : `0x${v.toString(16).padStart(16, '0')}`;
+}
+
 /**
- * Plain-text SNP report facts (policy, VMPL, signer, the four TCBs, measurement, ID key digest,
- * chip id, product line) and the outcome: accepted, or the failing check with its code and fields.
+ * Plain-text SNP report facts (policy, VMPL, signer, the four TCBs, mitigation vectors,
+ * measurement, ID key digest, chip id, product line) and the outcome: accepted, or the failing
+ * check with its code and fields.
  */
 export function formatSnpReport(r: SnpReport, outcome: SnpOutcome): string {
   const lines = [
@@ -32,6 +38,8 @@ export function formatSnpReport(r: SnpReport, outcome: SnpOutcome): string {
     `  reported TCB   ${formatTcb(r.reportedTcb)}`,
     `  committed TCB  ${formatTcb(r.committedTcb)}`,
     `  launch TCB     ${formatTcb(r.launchTcb)}`,
+    `  launch mitigations   ${mitigationText(r.launchMitVector, r.version)}`,
+    `  current mitigations  ${mitigationText(r.currentMitVector, r.version)}`,
     `  measurement    ${r.measurement.toString('hex')}`,
     `  ID key digest  ${r.idKeyDigest.toString('hex')}`,
     `  chip id        ${r.maskChipKey ? '(masked)' : r.chipId.toString('hex')}`,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { encodeAzureTdxInstanceInfo, encodeDocument, encodeTdxDocument, parseTdxQuote } from '@asterism/attestation';
-import { tdxVector, vectorCollateral } from '@asterism/attestation/testing';
+import { td15Collateral, TD15_VECTOR_TIME, tdxVector, vectorCollateral } from '@asterism/attestation/testing';
 import { formatTdxReport, RecordingTdxVerifier, tdBodyOf } from './tdx-report.js';
 
 const quote = tdxVector('quote-v4-spr.dat');
@@ -41,4 +41,24 @@ describe('asterism verify: TDX report', () => {
     assert.match(text, /TCB status SWHardeningNeeded \(platform SWHardeningNeeded, QE UpToDate\), TCB date 2023-02-15T00:00:00Z, FMSPC 50806f000000/);
     assert.match(text, /advisories: INTEL-SA-00615/);
   });
+
+  it('a TD 1.5 quote (real, v5): TEE TCB SVN2 and MRSERVICETD are shown with the DCAP verdict', () => {
+    const td15 = tdxVector('quote-v5-td15-emr.dat');
+    const body15 = tdBodyOf(encodeTdxDocument({ rawQuote: td15, userData: Buffer.alloc(0) }))!;
+    const rec = new RecordingTdxVerifier();
+    assert.throws(() => rec.verify(parseTdxQuote(td15), td15Collateral(), TD15_VECTOR_TIME));
+    const text = formatTdxReport(body15, rec.last);
+    assert.match(text, /TEE TCB SVN2 0d010300000000000000000000000000 \(TD 1\.5: the TDX module running now\)\nMRSERVICETD {2}0{96}/);
+    assert.match(text, /DCAP: failing check TCB_LEVEL_NOT_FOUND: .*"belowLowestLevel":\["sgx\[7\] 3 < 5"\]/);
+    assert.ok(!formatTdxReport(body, undefined).includes('MRSERVICETD'));
+  });
+
+  it('a relaunch advice is shown under the verdict', () => {
+    const rec = new RecordingTdxVerifier({
+      verify: (q) => ({ quote: q, fmspc: '90c06f000000', pckIssuer: 'Intel SGX PCK Platform CA', tcb: { status: 'TDRelaunchAdvised', platformStatus: 'UpToDate', qeStatus: 'UpToDate', moduleStatus: 'OutOfDate', relaunchAdvised: true, tcbDate: '2024-11-13T00:00:00Z', advisoryIds: [] } }),
+    });
+    rec.verify(parseTdxQuote(quote), collateral, new Date());
+    assert.match(formatTdxReport(body, rec.last), /TCB status TDRelaunchAdvised \(platform UpToDate, QE UpToDate, TDX module OutOfDate\).*\n {6}relaunch advised: the TD launched under an out-of-date TDX module/);
+  });
 });
+

@@ -2,11 +2,13 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { resolve } from 'node:path';
+import { WORKSPACE_ROOT } from '@asterism/testing';
 import { AttestationError } from '../errors.js';
 import { Variant, VARIANTS, type VariantName } from '../variant.js';
 import { defaultAttestationConfig, encodeAttestationConfig, unmarshalAttestationConfig } from './attestation-config.js';
 import { certificateToPem } from './certificate.js';
-import { ARK_MILAN_PEM, INTEL_SGX_ROOT_CA_PEM } from './roots.js';
+import { ARK_GENOA_PEM, ARK_MILAN_PEM, ARK_TURIN_PEM, INTEL_SGX_ROOT_CA_PEM } from './roots.js';
 import type { AzureSevSnpConfig, AzureTdxConfig, MeasurementsOnlyConfig, SevSnpConfig } from './types.js';
 
 const Z = '00'.repeat(32);
@@ -208,4 +210,49 @@ describe('embedded roots', () => {
       assert.equal(certificateToPem(c.raw), pem);
     });
   }
+});
+
+describe('current-generation extensions (config/current-gen.ts)', () => {
+  const snp = (extra: string) =>
+    `{"measurements":{"0":"${'00'.repeat(48)}"},"bootloaderVersion":3,"teeVersion":0,"snpVersion":8,"microcodeVersion":115,"amdRootKey":"","amdSigningKey":""${extra}}`;
+
+  it('SEV-SNP: minimumReportVersion and the mitigation masks are read, and written back only when set', () => {
+    const cfg = unmarshalAttestationConfig(snp(',"minimumReportVersion":5,"requiredLaunchMitigations":"0x3f","requiredCurrentMitigations":"1"'), 'aws-sev-snp');
+    assert.ok(cfg.variant === 'aws-sev-snp');
+    assert.deepEqual([cfg.minimumReportVersion, cfg.requiredLaunchMitigations, cfg.requiredCurrentMitigations], [5, 0x3fn, 1n]);
+    assert.match(encodeAttestationConfig(cfg), /"amdSigningKey":"","minimumReportVersion":5,"requiredLaunchMitigations":"0x3f","requiredCurrentMitigations":"0x1"\}$/);
+    const plain = unmarshalAttestationConfig(snp(''), 'gcp-sev-snp');
+    assert.ok(!encodeAttestationConfig(plain).includes('minimumReportVersion'));
+    assert.ok(!('minimumReportVersion' in plain));
+  });
+
+  const bad: Array<[string, string]> = [
+    ['minimumReportVersion', ',"minimumReportVersion":1'],
+    ['minimumReportVersion', ',"minimumReportVersion":6'],
+    ['requiredLaunchMitigations', ',"requiredLaunchMitigations":"0x1ffffffffffffffff"'],
+    ['requiredCurrentMitigations', ',"requiredCurrentMitigations":"bits"'],
+  ];
+  for (const [field, extra] of bad) {
+    it(`SEV-SNP: ${extra.slice(1)} is CONFIG_INVALID naming ${field}`, () =>
+      assert.throws(() => unmarshalAttestationConfig(snp(extra), 'azure-sev-snp'), (e: AttestationError) => e.code === 'CONFIG_INVALID' && e.details.field === field));
+  }
+
+  it('qemu-tdx: mrServiceTd (48 bytes) is read and written back; a wrong length is CONFIG_INVALID', () => {
+    const doc = `{"measurements":{"0":"${'00'.repeat(48)}"},"mrServiceTd":"${'5a'.repeat(48)}"}`;
+    const cfg = unmarshalAttestationConfig(doc, 'qemu-tdx');
+    assert.ok(cfg.variant === 'qemu-tdx' && cfg.mrServiceTd?.equals(Buffer.alloc(48, 0x5a)));
+    assert.ok(encodeAttestationConfig(cfg).endsWith(`"mrServiceTd":"${'5a'.repeat(48)}"}`));
+    assert.throws(() => unmarshalAttestationConfig(`{"measurements":{"0":"${'00'.repeat(48)}"},"mrServiceTd":"abcd"}`, 'qemu-tdx'), (e: AttestationError) => e.code === 'CONFIG_INVALID' && e.details.field === 'mrServiceTd');
+  });
+});
+
+describe('embedded AMD roots of the current product lines (config/roots.ts)', () => {
+  const fingerprint = (pem: string) => new X509Certificate(pem).fingerprint256.replaceAll(':', '').toLowerCase();
+  it('ARK-Genoa and ARK-Turin are AMD\'s (the fingerprints testdata/README.md records; equal to the testdata copies)', () => {
+    assert.equal(fingerprint(ARK_GENOA_PEM), '4c6598d19c18719c5dfd4a7d335f674e5bfe1d8f800cea2cf270c10d103db2f1');
+    assert.equal(fingerprint(ARK_TURIN_PEM), '1f084161a44bb6d93778a904877d4819cafa5d05ef4193b2ded9dd9c73dd3f6a');
+    assert.equal(fingerprint(readFileSync(resolve(WORKSPACE_ROOT, 'testdata/amd/genoa-ark.pem'), 'utf8')), fingerprint(ARK_GENOA_PEM));
+    assert.equal(fingerprint(readFileSync(resolve(WORKSPACE_ROOT, 'testdata/amd/turin-ark.pem'), 'utf8')), fingerprint(ARK_TURIN_PEM));
+    assert.equal(new X509Certificate(ARK_TURIN_PEM).subject.split('\n').find((l) => l.startsWith('CN=')), 'CN=ARK-Turin');
+  });
 });

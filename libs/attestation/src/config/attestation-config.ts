@@ -13,6 +13,7 @@ import { goJsonString } from '../measurements/go-json-string.js';
 import type { Measurements } from '../measurements/measurements.js';
 import { Variant, VARIANTS, type CloudProvider, type VariantName } from '../variant.js';
 import { certificateFromPem } from './certificate.js';
+import { decodeMrServiceTd, decodeSnpReportRequirements, encodeSnpReportRequirements } from './current-gen.js';
 import { encodeCertificate, encodeHexVersion, encodeUintVersion, FieldReader } from './fields.js';
 import { DEFAULT_ACCEPTED_KEY_DIGESTS, decodeFirmwareSignerConfig, encodeFirmwareSignerConfig } from './idkeydigest.js';
 import { ARK_MILAN_PEM, INTEL_SGX_ROOT_CA_PEM } from './roots.js';
@@ -50,6 +51,10 @@ export function unmarshalAttestationConfig(data: string | Uint8Array, variant: V
   };
 
   if (name === 'azure-trustedlaunch') return { variant: name, measurements: measurements(true), akRootKey: r.certificate(r.get(obj, 'akRootKey') ?? '', 'akRootKey') };
+  if (name === 'qemu-tdx') {
+    const mrServiceTd = decodeMrServiceTd(r, obj);
+    return { variant: name, measurements: measurements(true), ...(mrServiceTd ? { mrServiceTd } : {}) };
+  }
   if (MEASUREMENTS_ONLY.includes(name)) return { variant: name as MeasurementsOnlyVariant, measurements: measurements(name !== 'dummy') };
 
   if (name === 'azure-tdx') {
@@ -77,6 +82,7 @@ export function unmarshalAttestationConfig(data: string | Uint8Array, variant: V
     microcodeVersion: version('microcodeVersion'),
     amdRootKey: r.certificate(r.get(obj, 'amdRootKey'), 'amdRootKey'),
     amdSigningKey: r.certificate(r.get(obj, 'amdSigningKey'), 'amdSigningKey'),
+    ...decodeSnpReportRequirements(r, obj),
   };
   if (name === 'azure-sev-snp') {
     return { variant: name, ...base, firmwareSignerConfig: decodeFirmwareSignerConfig(r, r.required(obj, 'firmwareSignerConfig', 'firmwareSignerConfig'), 'firmwareSignerConfig') };
@@ -97,10 +103,12 @@ export function encodeAttestationConfig(cfg: AttestationConfig): string {
     case 'azure-trustedlaunch':
       // akRootKey is our extension (docs/protocol/cloud-vtpm-variants.md §2.3): written only when set.
       return cfg.akRootKey ? `{${m},"akRootKey":${encodeCertificate(cfg.akRootKey)}}` : `{${m}}`;
+    case 'qemu-tdx':
+      // mrServiceTd is our extension (config/current-gen.ts): written only when set.
+      return cfg.mrServiceTd ? `{${m},"mrServiceTd":"${cfg.mrServiceTd.toString('hex')}"}` : `{${m}}`;
     case 'qemu-vtpm':
     case 'aws-nitro-tpm':
     case 'gcp-sev-es':
-    case 'qemu-tdx':
       return `{${m}}`;
     case 'azure-tdx': {
       const seam = cfg.mrSeam.length === 0 ? '' : `,"mrSeam":"${cfg.mrSeam.toString('hex')}"`;
@@ -114,7 +122,7 @@ export function encodeAttestationConfig(cfg: AttestationConfig): string {
         `"bootloaderVersion":${encodeUintVersion(cfg.bootloaderVersion)},"teeVersion":${encodeUintVersion(cfg.teeVersion)},` +
         `"snpVersion":${encodeUintVersion(cfg.snpVersion)},"microcodeVersion":${encodeUintVersion(cfg.microcodeVersion)}`;
       const signer = cfg.variant === 'azure-sev-snp' ? `,"firmwareSignerConfig":${encodeFirmwareSignerConfig(cfg.firmwareSignerConfig, goJsonString)}` : '';
-      return `{${m},${versions}${signer},"amdRootKey":${encodeCertificate(cfg.amdRootKey)},"amdSigningKey":${encodeCertificate(cfg.amdSigningKey)}}`;
+      return `{${m},${versions}${signer},"amdRootKey":${encodeCertificate(cfg.amdRootKey)},"amdSigningKey":${encodeCertificate(cfg.amdSigningKey)}${encodeSnpReportRequirements(cfg)}}`;
     }
   }
 }

@@ -39,6 +39,11 @@ export interface MeasurementsOnlyConfig {
    * (docs/protocol/cloud-vtpm-variants.md §2.3).
    */
   akRootKey?: Buffer | null;
+  /**
+   * qemu-tdx only, an Asterism extension (config/current-gen.ts): the MRSERVICETD (48 bytes) a TD
+   * 1.5 quote must carry; absent = not checked.
+   */
+  mrServiceTd?: Buffer;
 }
 
 /** Shared by the SEV-SNP variants: minimum launch TCB components and the AMD roots. */
@@ -52,6 +57,14 @@ export interface SevSnpConfigBase {
   amdRootKey: Buffer | null;
   /** ASK/ASVK certificate (DER) to use instead of the cached one; `null` = unset. */
   amdSigningKey: Buffer | null;
+  /**
+   * Asterism extensions (docs/protocol/attestation-config.md), absent = off: the lowest accepted
+   * SNP report version (2-5), and mitigation bits that must be set in the report's
+   * LAUNCH_MIT_VECTOR / CURRENT_MIT_VECTOR (version 5 reports).
+   */
+  minimumReportVersion?: number;
+  requiredLaunchMitigations?: bigint;
+  requiredCurrentMitigations?: bigint;
 }
 
 /** aws-sev-snp and gcp-sev-snp. */

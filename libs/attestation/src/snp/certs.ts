@@ -9,6 +9,7 @@ import { RsaSaPssParams } from '@peculiar/asn1-rsa';
 import { Certificate } from '@peculiar/asn1-x509';
 import { AttestationError } from '../errors.js';
 import { readOctetString, readSmallInteger, readString } from './der.js';
+import { amdNames, hwidLength, lineOfCommonName, type AmdProductLine } from './lines.js';
 import type { TcbVersion } from './tcb.js';
 
 /** RSASSA-PSS and SHA-384 OIDs; every AMD SEV certificate is signed with exactly this. */
@@ -23,12 +24,14 @@ export const SNP_OID = {
   teeSpl: '1.3.6.1.4.1.3704.1.3.2',
   snpSpl: '1.3.6.1.4.1.3704.1.3.3',
   ucodeSpl: '1.3.6.1.4.1.3704.1.3.8',
+  /** Turin and later. */
+  fmcSpl: '1.3.6.1.4.1.3704.1.3.9',
   hwid: '1.3.6.1.4.1.3704.1.4',
   cspId: '1.3.6.1.4.1.3704.1.5',
 } as const;
 
-/** Common names of the Milan certificates per role. */
-export const MILAN_NAMES = { ark: 'ARK-Milan', ask: 'SEV-Milan', asvk: 'SEV-VLEK-Milan', vcek: 'SEV-VCEK', vlek: 'SEV-VLEK' } as const;
+/** Common names of the Milan certificates per role (other lines: amdNames in ./lines.ts). */
+export const MILAN_NAMES = amdNames('Milan');
 
 /** A parsed AMD certificate (any role). */
 export interface AmdCertificate {
@@ -50,9 +53,11 @@ export interface AmdCertificate {
 /** A VCEK or VLEK with the facts its extensions carry. */
 export interface SignerCertificate extends AmdCertificate {
   readonly kind: 'vcek' | 'vlek';
+  /** The product line whose ASK/ASVK issued it. */
+  readonly productLine: AmdProductLine;
   readonly tcb: TcbVersion;
   readonly productName: string | undefined;
-  /** VCEK: the chip id it was issued for (64 bytes). */
+  /** VCEK: the hardware id it was issued for (64 bytes; Turin: the first 8 bytes of CHIP_ID). */
   readonly hwid: Buffer | undefined;
   /** VLEK: the cloud provider it was issued to. */
   readonly cspId: string | undefined;
@@ -159,55 +164,70 @@ function optionalString(cert: AmdCertificate, what: string, oid: string, name: s
   }
 }
 
-/** The HWID extension: 64 raw bytes (as AMD issues it) or an OCTET STRING holding them. */
-function hwidExtension(cert: AmdCertificate, what: string): Buffer {
+/** The HWID extension: the line's HWID length in raw bytes (as AMD issues it) or an OCTET STRING holding them. */
+function hwidExtension(cert: AmdCertificate, what: string, line: AmdProductLine): Buffer {
+  const want = hwidLength(line);
   const raw = cert.extensions.get(SNP_OID.hwid);
   if (!raw) throw certInvalid(what, `missing HWID extension ${SNP_OID.hwid}`, { extension: SNP_OID.hwid });
-  if (raw.length === 64) return Buffer.from(raw);
+  if (raw.length === want) return Buffer.from(raw);
   let inner: Buffer | undefined;
   try {
     inner = readOctetString(raw);
   } catch {
     inner = undefined;
   }
-  if (inner?.length !== 64) throw certInvalid(what, `HWID extension is ${raw.length} bytes, expected 64`, { extension: SNP_OID.hwid });
+  if (inner?.length !== want) throw certInvalid(what, `HWID extension is ${raw.length} bytes, expected ${want} (${line})`, { extension: SNP_OID.hwid });
   return inner;
 }
 
-/**
- * Parses a VCEK/VLEK (DER or one PEM block) and checks what its role requires: subject CN
- * SEV-VCEK/SEV-VLEK, issuer CN of the Milan ASK/ASVK, an ECDSA P-384 key, the four TCB SPL
- * extensions, the HWID (VCEK) or CSP id (VLEK).
- */
-export function parseSignerCertificate(data: Uint8Array | string, kind: 'vcek' | 'vlek'): SignerCertificate {
-  const what = kind.toUpperCase();
-  const cert = parseAmdCertificate(certificateBytes(data, what), what);
-  const wantCn = MILAN_NAMES[kind];
-  const wantIssuer = kind === 'vcek' ? MILAN_NAMES.ask : MILAN_NAMES.asvk;
-  if (cert.subjectCn !== wantCn) throw certInvalid(what, `subject CN is ${JSON.stringify(cert.subjectCn)}, expected ${wantCn}`, { field: 'subject', expected: wantCn, actual: cert.subjectCn });
-  if (cert.issuerCn !== wantIssuer) throw certInvalid(what, `issuer CN is ${JSON.stringify(cert.issuerCn)}, expected ${wantIssuer}`, { field: 'issuer', expected: wantIssuer, actual: cert.issuerCn });
-  const key = cert.publicKey;
-  if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'secp384r1') {
-    throw certInvalid(what, `public key is ${key.asymmetricKeyType} ${key.asymmetricKeyDetails?.namedCurve ?? ''}, expected ECDSA P-384`.trim(), { field: 'publicKey' });
-  }
-  const tcb: TcbVersion = {
+/** The TCB SPL extensions (Turin: with fmcSPL). */
+function signerTcb(cert: AmdCertificate, what: string, line: AmdProductLine): TcbVersion {
+  const tcb = {
     bootloader: splExtension(cert, what, SNP_OID.blSpl, 'blSPL'),
     tee: splExtension(cert, what, SNP_OID.teeSpl, 'teeSPL'),
     snp: splExtension(cert, what, SNP_OID.snpSpl, 'snpSPL'),
     microcode: splExtension(cert, what, SNP_OID.ucodeSpl, 'ucodeSPL'),
   };
+  return line === 'Turin' ? { fmc: splExtension(cert, what, SNP_OID.fmcSpl, 'fmcSPL'), ...tcb } : tcb;
+}
+
+/** Subject and issuer common names of a V[CL]EK of `line`. */
+function checkSignerNames(cert: AmdCertificate, what: string, kind: 'vcek' | 'vlek', line: AmdProductLine): void {
+  const names = amdNames(line);
+  const wantCn = names[kind];
+  const wantIssuer = kind === 'vcek' ? names.ask : names.asvk;
+  if (cert.subjectCn !== wantCn) throw certInvalid(what, `subject CN is ${JSON.stringify(cert.subjectCn)}, expected ${wantCn}`, { field: 'subject', expected: wantCn, actual: cert.subjectCn });
+  if (cert.issuerCn !== wantIssuer) throw certInvalid(what, `issuer CN is ${JSON.stringify(cert.issuerCn)}, expected ${wantIssuer}`, { field: 'issuer', expected: wantIssuer, actual: cert.issuerCn });
+}
+
+/**
+ * Parses a VCEK/VLEK (DER or one PEM block) of product line `line` and checks what its role
+ * requires: subject CN SEV-VCEK/SEV-VLEK, issuer CN of the line's ASK/ASVK, an ECDSA P-384 key,
+ * the TCB SPL extensions (Turin: with FMC), the HWID (VCEK; 8 bytes on Turin) or CSP id (VLEK),
+ * and a product name (when present) of that line.
+ */
+export function parseSignerCertificate(data: Uint8Array | string, kind: 'vcek' | 'vlek', line: AmdProductLine = 'Milan'): SignerCertificate {
+  const what = kind.toUpperCase();
+  const cert = parseAmdCertificate(certificateBytes(data, what), what);
+  checkSignerNames(cert, what, kind, line);
+  const key = cert.publicKey;
+  if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'secp384r1') {
+    throw certInvalid(what, `public key is ${key.asymmetricKeyType} ${key.asymmetricKeyDetails?.namedCurve ?? ''}, expected ECDSA P-384`.trim(), { field: 'publicKey' });
+  }
+  const tcb = signerTcb(cert, what, line);
   const productName = optionalString(cert, what, SNP_OID.productName, 'productName');
-  if (productName !== undefined && !productName.startsWith('Milan')) {
-    throw new AttestationError('PRODUCT_UNSUPPORTED', `${what} was issued for product ${JSON.stringify(productName)}; only Milan is supported`, {
-      details: { field: 'productName', expected: 'Milan', actual: productName },
+  if (productName !== undefined && !productName.startsWith(line)) {
+    throw new AttestationError('PRODUCT_UNSUPPORTED', `${what} was issued for product ${JSON.stringify(productName)}, not for the report's ${line}`, {
+      details: { field: 'productName', expected: line, actual: productName },
     });
   }
   return {
     ...cert,
     kind,
+    productLine: line,
     tcb,
     productName,
-    hwid: kind === 'vcek' ? hwidExtension(cert, what) : undefined,
+    hwid: kind === 'vcek' ? hwidExtension(cert, what, line) : undefined,
     cspId: kind === 'vlek' ? optionalString(cert, what, SNP_OID.cspId, 'cspId') : undefined,
   };
 }
@@ -219,8 +239,9 @@ export interface AmdChain {
 }
 
 /**
- * Parses a PEM chain (at most two certificates, each the Milan ASK/ASVK or ARK by subject CN),
- * as KDS serves `cert_chain` and issuers put into `CertChain`. No blocks is an empty chain.
+ * Parses a PEM chain (at most two certificates, each an ASK/ASVK or ARK of one supported line by
+ * subject CN), as KDS serves `cert_chain` and issuers put into `CertChain`. No blocks is an empty
+ * chain.
  */
 export function parseAmdChain(pem: string, what = 'certificate chain'): AmdChain {
   const blocks = pemCertificates(pem.trim(), what);
@@ -229,9 +250,10 @@ export function parseAmdChain(pem: string, what = 'certificate chain'): AmdChain
   let ark: AmdCertificate | undefined;
   for (const der of blocks) {
     const c = parseAmdCertificate(der, what);
-    if (c.subjectCn === MILAN_NAMES.ark) ark = c;
-    else if (c.subjectCn === MILAN_NAMES.ask || c.subjectCn === MILAN_NAMES.asvk) ask = c;
-    else throw certInvalid(what, `unexpected certificate ${JSON.stringify(c.subjectCn)} (expected ${MILAN_NAMES.ask}, ${MILAN_NAMES.asvk} or ${MILAN_NAMES.ark})`);
+    const line = lineOfCommonName(c.subjectCn);
+    if (!line) throw certInvalid(what, `unexpected certificate ${JSON.stringify(c.subjectCn)} (expected the ASK, ASVK or ARK of Milan, Genoa or Turin)`);
+    if (c.subjectCn === amdNames(line).ark) ark = c;
+    else ask = c;
   }
   return { ask, ark };
 }

@@ -5,7 +5,8 @@
  * configured ARK; nothing is trusted because a peer or a cache sent it.
  */
 import { AttestationError } from '../errors.js';
-import { MILAN_NAMES, OID_RSASSA_PSS, OID_SHA384, type AmdCertificate, type SignerCertificate } from './certs.js';
+import { OID_RSASSA_PSS, OID_SHA384, type AmdCertificate, type SignerCertificate } from './certs.js';
+import { AMD_PRODUCT_LINES, amdNames, type AmdNames, type AmdProductLine } from './lines.js';
 
 /**
  * Remembers signature checks (child fingerprint + parent fingerprint -> ok) so that a warm
@@ -50,12 +51,12 @@ function requirePss384(cert: AmdCertificate, role: string): void {
   }
 }
 
-/** CERT_EXPIRED unless notBefore <= at <= notAfter. */
+/** CERT_EXPIRED unless notBefore <= at <= notAfter; `state` says "not yet valid" or "expired", with both dates. */
 export function requireValidAt(cert: AmdCertificate, role: string, at: Date): void {
   if (at < cert.notBefore || at > cert.notAfter) {
     const state = at < cert.notBefore ? 'not yet valid' : 'expired';
     throw new AttestationError('CERT_EXPIRED', `${role} ${cert.subjectCn} is ${state} at ${at.toISOString()} (valid ${cert.notBefore.toISOString()} to ${cert.notAfter.toISOString()})`, {
-      details: { certificate: role, notBefore: cert.notBefore.toISOString(), notAfter: cert.notAfter.toISOString(), verifiedAt: at.toISOString() },
+      details: { certificate: role, state, notBefore: cert.notBefore.toISOString(), notAfter: cert.notAfter.toISOString(), verifiedAt: at.toISOString() },
     });
   }
 }
@@ -80,18 +81,36 @@ function requireSignedBy(memo: SignatureMemo, child: AmdCertificate, role: strin
   }
 }
 
-/** Checks the ARK alone: Milan root, self-signed with RSASSA-PSS/SHA-384, valid at `at`. */
+/** The product line of an ARK (by subject CN ARK-Milan / ARK-Genoa / ARK-Turin), undefined for any other certificate. */
+export function lineOfArk(ark: AmdCertificate): AmdProductLine | undefined {
+  return AMD_PRODUCT_LINES.find((l) => ark.subjectCn === amdNames(l).ark);
+}
+
+function namesOfArk(ark: AmdCertificate): AmdNames {
+  const line = lineOfArk(ark);
+  if (!line) {
+    throw chainInvalid(`ARK ${JSON.stringify(ark.subjectCn)} is not the root of a supported product line (ARK-Milan, ARK-Genoa, ARK-Turin)`, {
+      certificate: 'ARK',
+      actual: { subject: ark.subjectCn, issuer: ark.issuerCn },
+    });
+  }
+  return amdNames(line);
+}
+
+/** Checks the ARK alone: the root of a supported line, self-signed with RSASSA-PSS/SHA-384, valid at `at`. */
 export function verifyArk(memo: SignatureMemo, ark: AmdCertificate, at: Date): void {
-  requireNames(ark, 'ARK', MILAN_NAMES.ark, MILAN_NAMES.ark);
+  const names = namesOfArk(ark);
+  requireNames(ark, 'ARK', names.ark, names.ark);
   requirePss384(ark, 'ARK');
   requireSignedBy(memo, ark, 'ARK', ark, 'ARK');
   requireValidAt(ark, 'ARK', at);
 }
 
-/** Checks an ASK (VCEK signer) or ASVK (VLEK signer) against the configured ARK at `at`. */
+/** Checks an ASK (VCEK signer) or ASVK (VLEK signer) of the ARK's line against the configured ARK at `at`. */
 export function verifyAsk(memo: SignatureMemo, ask: AmdCertificate, kind: 'vcek' | 'vlek', ark: AmdCertificate, at: Date): void {
+  const names = namesOfArk(ark);
   const role = kind === 'vcek' ? 'ASK' : 'ASVK';
-  requireNames(ask, role, kind === 'vcek' ? MILAN_NAMES.ask : MILAN_NAMES.asvk, MILAN_NAMES.ark);
+  requireNames(ask, role, kind === 'vcek' ? names.ask : names.asvk, names.ark);
   requirePss384(ask, role);
   requireSignedBy(memo, ask, role, ark, 'configured ARK');
   requireValidAt(ask, role, at);

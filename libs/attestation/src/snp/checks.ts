@@ -7,7 +7,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { AttestationError } from '../errors.js';
 import type { SignerCertificate } from './certs.js';
 import type { SnpReport } from './report.js';
-import { firstComponentBelow, firstComponentDiffering, formatTcb, tcbDetails, type TcbComponent, type TcbVersion } from './tcb.js';
+import { firstComponentBelow, firstComponentDiffering, formatTcb, tcbComponent, tcbDetails, type TcbComponent, type TcbVersion } from './tcb.js';
 
 /** Guest policy and TCB requirements of one validator. */
 export interface SnpReportPolicy {
@@ -19,13 +19,22 @@ export interface SnpReportPolicy {
   readonly minimumLaunchTcb: TcbVersion | undefined;
   /** Accept CURRENT_TCB above COMMITTED_TCB (firmware updated but not yet committed). */
   readonly permitProvisionalFirmware: boolean;
+  /** Lowest accepted report VERSION (attestation config `minimumReportVersion`); undefined = any supported. */
+  readonly minimumReportVersion?: number;
+  /**
+   * Mitigation bits that must be set in LAUNCH_MIT_VECTOR / CURRENT_MIT_VECTOR (attestation config
+   * `requiredLaunchMitigations` / `requiredCurrentMitigations`); undefined or 0 = not checked. A
+   * report without the vectors (version < 5) fails a non-zero requirement.
+   */
+  readonly requiredLaunchMitigations?: bigint;
+  readonly requiredCurrentMitigations?: bigint;
 }
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
 function tcbError(code: 'TCB_TOO_LOW' | 'TCB_MISMATCH', field: string, component: TcbComponent, actual: TcbVersion, reference: TcbVersion, what: string, relation: string) {
-  return new AttestationError(code, `${field} ${formatTcb(actual)} ${relation} ${what} ${formatTcb(reference)} (${component}: ${actual[component]} vs ${reference[component]})`, {
-    details: { field, component, expected: reference[component], actual: actual[component], expectedTcb: tcbDetails(reference), actualTcb: tcbDetails(actual) },
+  return new AttestationError(code, `${field} ${formatTcb(actual)} ${relation} ${what} ${formatTcb(reference)} (${component}: ${tcbComponent(actual, component)} vs ${tcbComponent(reference, component)})`, {
+    details: { field, component, expected: tcbComponent(reference, component), actual: tcbComponent(actual, component), expectedTcb: tcbDetails(reference), actualTcb: tcbDetails(actual) },
   });
 }
 
@@ -33,6 +42,12 @@ function tcbError(code: 'TCB_TOO_LOW' | 'TCB_MISMATCH', field: string, component
 function requireAtLeast(field: string, actual: TcbVersion, minimum: TcbVersion, what: string): void {
   const below = firstComponentBelow(actual, minimum);
   if (below) throw tcbError('TCB_TOO_LOW', field, below, actual, minimum, what, 'is lower than');
+}
+
+/** A 64-byte HWID equals CHIP_ID; an 8-byte (Turin) HWID equals its first 8 bytes, and the rest of CHIP_ID is zero. */
+function hwidMatches(hwid: Buffer | undefined, chipId: Buffer): boolean {
+  if (!hwid || hwid.length === 0 || hwid.length > chipId.length) return false;
+  return timingSafeEqual(hwid, chipId.subarray(0, hwid.length)) && chipId.subarray(hwid.length).every((b) => b === 0);
 }
 
 /**
@@ -47,7 +62,7 @@ export function checkReportAgainstSigner(report: Pick<SnpReport, 'signingKey' | 
     });
   }
   const chipMasked = report.maskChipKey || report.chipId.every((b) => b === 0);
-  if (signer.kind === 'vcek' && !chipMasked && !(signer.hwid && timingSafeEqual(signer.hwid, report.chipId))) {
+  if (signer.kind === 'vcek' && !chipMasked && !hwidMatches(signer.hwid, report.chipId)) {
     throw new AttestationError('CHIP_ID_MISMATCH', `report CHIP_ID ${hex(report.chipId)} does not match the HWID of the VCEK certificate ${hex(signer.hwid ?? Buffer.alloc(0))}`, {
       details: { field: 'chipId', expected: hex(signer.hwid ?? Buffer.alloc(0)), actual: hex(report.chipId) },
     });
@@ -70,8 +85,30 @@ export function checkReportData(report: Pick<SnpReport, 'reportData'>, expected:
   }
 }
 
-/** VMPL, guest policy (no debug, no migration agent) and every TCB rule of `policy`. */
+/** REPORT_VERSION_TOO_LOW below the configured minimum version; MITIGATION_MISSING when a required mitigation bit is not set. */
+export function checkReportFeatures(report: Pick<SnpReport, 'version' | 'launchMitVector' | 'currentMitVector'>, policy: SnpReportPolicy): void {
+  if (policy.minimumReportVersion !== undefined && report.version < policy.minimumReportVersion) {
+    throw new AttestationError('REPORT_VERSION_TOO_LOW', `report version ${report.version} is below the configured minimum ${policy.minimumReportVersion}`, {
+      details: { field: 'version', expected: policy.minimumReportVersion, actual: report.version },
+    });
+  }
+  for (const [field, required, actual] of [
+    ['LAUNCH_MIT_VECTOR', policy.requiredLaunchMitigations, report.launchMitVector],
+    ['CURRENT_MIT_VECTOR', policy.requiredCurrentMitigations, report.currentMitVector],
+  ] as const) {
+    if (!required) continue;
+    const missing = required & ~(actual ?? 0n);
+    if (missing === 0n) continue;
+    const shown = actual === undefined ? `absent (report version ${report.version} < 5)` : `0x${actual.toString(16)}`;
+    throw new AttestationError('MITIGATION_MISSING', `report ${field} ${shown} lacks required mitigation bits 0x${missing.toString(16)} (required 0x${required.toString(16)})`, {
+      details: { field, expected: `0x${required.toString(16)}`, actual: actual === undefined ? null : `0x${actual.toString(16)}`, missing: `0x${missing.toString(16)}` },
+    });
+  }
+}
+
+/** Report version and mitigations, VMPL, guest policy (no debug, no migration agent) and every TCB rule of `policy`. */
 export function checkReportClaims(report: SnpReport, policy: SnpReportPolicy): void {
+  checkReportFeatures(report, policy);
   if (report.vmpl !== policy.vmpl) {
     throw new AttestationError('VMPL_MISMATCH', `report VMPL ${report.vmpl} is not ${policy.vmpl}`, { details: { field: 'vmpl', expected: policy.vmpl, actual: report.vmpl } });
   }

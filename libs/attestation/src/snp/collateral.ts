@@ -1,7 +1,7 @@
 /**
  * SEV-SNP collateral from AMD KDS (docs/protocol/sev-snp.md §5) through the generic collateral
- * cache (docs/collateral.md): VCEKs keyed by chip id + reported TCB, and the ASK/ASVK chains per
- * signer kind. Certificates are refreshed in the background from 30 days before they expire and
+ * cache (docs/collateral.md): VCEKs keyed by product line, hardware id and reported TCB, and the
+ * ASK/ASVK chains per signer kind and product line. Certificates are refreshed in the background from 30 days before they expire and
  * never served after (docs/collateral.md "Refresh before expiry"). One SnpCollateral lives as
  * long as the process; each validator (one config, one ARK) looks at it through views whose
  * verifiers check everything against that ARK.
@@ -14,9 +14,10 @@ import { certificateRefreshAt } from '../collateral/refresh.js';
 import type { CollateralMetrics, CollateralStore, VerifiedCollateral } from '../collateral/ports.js';
 import { TokenBucket } from '../collateral/rate-limiter.js';
 import { AttestationError } from '../errors.js';
-import { verifyAsk, verifySignerChain, type SignatureMemo } from './chain.js';
+import { lineOfArk, verifyAsk, verifySignerChain, type SignatureMemo } from './chain.js';
 import { parseAmdChain, parseSignerCertificate, type AmdCertificate, type SignerCertificate } from './certs.js';
 import { checkReportAgainstSigner } from './checks.js';
+import { AMD_PRODUCT_LINES, hwidLength, type AmdProductLine } from './lines.js';
 import type { TcbVersion } from './tcb.js';
 
 /** AMD's Key Distribution Service. */
@@ -25,30 +26,58 @@ export const AMD_KDS_BASE_URL = 'https://kdsintf.amd.com';
 /** Cache names (also the ConfigMap family names in the joinservice). */
 export const SNP_COLLATERAL_CACHES = { vcek: 'sev-snp-vcek', chain: 'sev-snp-cert-chain' } as const;
 
-/** Key of a VCEK: product line, chip id (hex) and the reported TCB it was derived for. */
-export function vcekKey(chipId: Uint8Array, tcb: TcbVersion): string {
-  return `Milan/${Buffer.from(chipId).toString('hex')}/${tcb.bootloader}.${tcb.tee}.${tcb.snp}.${tcb.microcode}`;
+/**
+ * Key of a VCEK: product line, hardware id (hex: CHIP_ID, or its first 8 bytes on Turin) and the
+ * reported TCB it was derived for (`bl.tee.snp.ucode`; Turin `fmc.bl.tee.snp.ucode`).
+ */
+export function vcekKey(chipId: Uint8Array, tcb: TcbVersion, line: AmdProductLine = 'Milan'): string {
+  const hwid = Buffer.from(chipId.subarray(0, hwidLength(line))).toString('hex');
+  const spl = [...(line === 'Turin' ? [tcb.fmc ?? 0] : []), tcb.bootloader, tcb.tee, tcb.snp, tcb.microcode].join('.');
+  return `${line}/${hwid}/${spl}`;
 }
 
-/** Key of a signer kind's ASK/ASVK chain. */
-export function chainKey(kind: 'vcek' | 'vlek'): string {
-  return `${kind}/Milan`;
+/** Key of a signer kind's ASK/ASVK chain of a product line. */
+export function chainKey(kind: 'vcek' | 'vlek', line: AmdProductLine = 'Milan'): string {
+  return `${kind}/${line}`;
 }
 
-const VCEK_KEY = /^Milan\/([0-9a-f]{128})\/(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+/** A parsed VCEK key. */
+interface ParsedVcekKey {
+  readonly line: AmdProductLine;
+  readonly hwid: string;
+  readonly tcb: TcbVersion;
+}
 
-/** The KDS URL of a VCEK key (REPORTED_TCB values in decimal). */
-export function vcekUrl(base: string, key: string): string {
+const VCEK_KEY = /^(Milan|Genoa)\/([0-9a-f]{128})\/(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+const TURIN_VCEK_KEY = /^(Turin)\/([0-9a-f]{16})\/(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+
+function parseVcekKey(key: string): ParsedVcekKey {
+  const turin = TURIN_VCEK_KEY.exec(key);
+  if (turin) {
+    const [fmc, bootloader, tee, snp, microcode] = turin.slice(3).map(Number) as [number, number, number, number, number];
+    return { line: 'Turin', hwid: turin[2]!, tcb: { fmc, bootloader, tee, snp, microcode } };
+  }
   const m = VCEK_KEY.exec(key);
   if (!m) throw new Error(`not a VCEK key: ${key}`);
-  return `${base}/vcek/v1/Milan/${m[1]}?blSPL=${m[2]}&teeSPL=${m[3]}&snpSPL=${m[4]}&ucodeSPL=${m[5]}`;
+  const [bootloader, tee, snp, microcode] = m.slice(3).map(Number) as [number, number, number, number];
+  return { line: m[1] as AmdProductLine, hwid: m[2]!, tcb: { bootloader, tee, snp, microcode } };
+}
+
+/**
+ * The KDS URL of a VCEK key (TCB values in decimal): `/vcek/v1/<line>/<hwid>?blSPL=…&teeSPL=…&snpSPL=…&ucodeSPL=…`,
+ * on Turin with the 8-byte hardware id and `fmcSPL` first (docs/protocol/sev-snp.md §5).
+ */
+export function vcekUrl(base: string, key: string): string {
+  const { line, hwid, tcb } = parseVcekKey(key);
+  const fmc = line === 'Turin' ? `fmcSPL=${tcb.fmc}&` : '';
+  return `${base}/vcek/v1/${line}/${hwid}?${fmc}blSPL=${tcb.bootloader}&teeSPL=${tcb.tee}&snpSPL=${tcb.snp}&ucodeSPL=${tcb.microcode}`;
 }
 
 /** The KDS URL of a chain key. */
 export function chainUrl(base: string, key: string): string {
-  const kind = key.split('/')[0];
-  if ((kind !== 'vcek' && kind !== 'vlek') || key !== chainKey(kind)) throw new Error(`not a chain key: ${key}`);
-  return `${base}/${kind}/v1/Milan/cert_chain`;
+  const [kind, line] = key.split('/');
+  if ((kind !== 'vcek' && kind !== 'vlek') || !AMD_PRODUCT_LINES.includes(line as AmdProductLine) || key !== chainKey(kind, line as AmdProductLine)) throw new Error(`not a chain key: ${key}`);
+  return `${base}/${kind}/v1/${line}/cert_chain`;
 }
 
 /** Options of {@link SnpCollateral}. */
@@ -120,10 +149,12 @@ export interface ConfiguredAsks {
   readonly vlek?: AmdCertificate;
 }
 
-/** SnpCollateral seen by one validator configuration (one ARK). */
+/** SnpCollateral seen by one validator configuration and product line (one ARK). */
 export class SnpCollateralViews {
   readonly chain: CollateralView<AmdCertificate>;
   readonly vcek: CollateralView<SignerCertificate>;
+  /** The product line of the ARK. */
+  readonly line: AmdProductLine;
 
   constructor(
     collateral: SnpCollateral,
@@ -132,6 +163,7 @@ export class SnpCollateralViews {
     private readonly now: () => Date,
     private readonly asks: ConfiguredAsks,
   ) {
+    this.line = lineOfArk(ark) ?? 'Milan';
     this.chain = collateral.chains.view((key, payload) => this.verifyChain(key, payload));
     this.vcek = collateral.vcek.view((key, payload) => this.verifyVcek(key, payload));
   }
@@ -146,7 +178,7 @@ export class SnpCollateralViews {
       verifyAsk(this.memo, configured, kind, this.ark, this.now());
       return configured;
     }
-    return this.chain.get(chainKey(kind), signal);
+    return this.chain.get(chainKey(kind, this.line), signal);
   }
 
   /** A KDS cert_chain answer: its ASK/ASVK must be signed by the configured ARK (its own ARK is ignored). */
@@ -159,13 +191,13 @@ export class SnpCollateralViews {
     return { value: ask, notAfter, refreshAt: certificateRefreshAt(ask.notBefore.getTime(), notAfter) };
   }
 
-  /** A KDS VCEK (DER): it must be the VCEK of the key's chip and TCB, chained to the configured ARK. */
+  /** A KDS VCEK (DER): it must be the VCEK of the key's line, hardware id and TCB, chained to the configured ARK. */
   private async verifyVcek(key: string, payload: Uint8Array): Promise<VerifiedCollateral<SignerCertificate>> {
-    const vcek = parseSignerCertificate(payload, 'vcek');
-    const m = VCEK_KEY.exec(key);
-    if (!m) throw new Error(`not a VCEK key: ${key}`);
-    const wantTcb = { bootloader: Number(m[2]), tee: Number(m[3]), snp: Number(m[4]), microcode: Number(m[5]) };
-    checkReportAgainstSigner({ signingKey: 'vcek', maskChipKey: false, chipId: Buffer.from(m[1]!, 'hex'), reportedTcb: wantTcb, currentTcb: wantTcb }, vcek);
+    const { line, hwid, tcb } = parseVcekKey(key);
+    if (line !== this.line) throw new AttestationError('CERT_INVALID', `VCEK key ${key} is for ${line}, this view verifies ${this.line}`, { details: { field: 'productLine', expected: this.line, actual: line } });
+    const vcek = parseSignerCertificate(payload, 'vcek', line);
+    const chipId = Buffer.concat([Buffer.from(hwid, 'hex'), Buffer.alloc(64 - hwid.length / 2)]);
+    checkReportAgainstSigner({ signingKey: 'vcek', maskChipKey: false, chipId, reportedTcb: tcb, currentTcb: tcb }, vcek);
     const ask = await this.ask('vcek');
     verifySignerChain(this.memo, vcek, ask, this.ark, this.now());
     return { value: vcek, notAfter: vcek.notAfter.getTime(), refreshAt: certificateRefreshAt(vcek.notBefore.getTime(), vcek.notAfter.getTime()) };

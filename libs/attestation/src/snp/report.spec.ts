@@ -58,7 +58,7 @@ describe('parseReport: structure and must-be-zero rules', () => {
     ['10 bytes cut at both ends', () => golden.azureReport.subarray(10, REPORT_SIZE - 10), 'size', /got 1164/],
     ['trailing byte', () => Buffer.concat([golden.azureReport, Buffer.alloc(1)]), 'size', /got 1185/],
     ['version 1', () => set(0, 1), 'version', /version 1 is not supported/],
-    ['version 5', () => set(0, 5), 'version', /version 5/],
+    ['version 6', () => set(0, 6), 'version', /version 6 is not supported \(2 to 5\)/],
     ['signature algorithm 2', () => set(0x34, 2), 'signatureAlgo', /signature algorithm 2/],
     ['VMPL 4', () => set(0x30, 4), 'vmpl', /VMPL 4 is out of range/],
     ['policy bit 26', () => set(0x0b, 0x04), 'policy', /reserved bits 26-63/],
@@ -93,10 +93,18 @@ describe('parseReport: structure and must-be-zero rules', () => {
     assert.throws(() => parseReport(b), code('REPORT_INVALID', /reserved after CPUID/));
   });
 
-  const lines: Array<[string, [number, number, number], string]> = [
+  const supported: Array<[string, [number, number, number], string]> = [
+    ['Milan', [0x19, 0x01, 0x01], 'Milan'],
     ['Genoa', [0x19, 0x11, 0x01], 'Genoa'],
+    ['Turin', [0x1a, 0x02, 0x01], 'Turin'],
+  ];
+  for (const [name, cpuid, line] of supported) {
+    it(`accepts the product line ${name} (CPUID ${cpuid.map((n) => n.toString(16)).join('/')})`, () => assert.equal(requireSupportedProduct(parseReport(buildReport({ version: 3, cpuid }))), line));
+  }
+
+  const lines: Array<[string, [number, number, number], string]> = [
     ['Bergamo/Siena', [0x19, 0xa0, 0x00], 'Bergamo/Siena'],
-    ['Turin', [0x1a, 0x02, 0x00], 'Turin'],
+    ['a later Zen 5 model', [0x1a, 0x50, 0x00], 'unknown'],
     ['an unknown family', [0x17, 0x31, 0x00], 'unknown'],
   ];
   for (const [name, cpuid, line] of lines) {
@@ -104,8 +112,43 @@ describe('parseReport: structure and must-be-zero rules', () => {
       const r = parseReport(buildReport({ version: 3, cpuid }));
       assert.throws(
         () => requireSupportedProduct(r),
-        (e: unknown) => code('PRODUCT_UNSUPPORTED', new RegExp(`AMD ${line.replace('/', '\\/')} processor .*only Milan is supported`))(e) && (e as AttestationError).details.actual === line,
+        (e: unknown) => code('PRODUCT_UNSUPPORTED', new RegExp(`AMD ${line.replace('/', '\\/')} processor .*supported: Milan, Genoa, Turin`))(e) && (e as AttestationError).details.actual === line,
       );
     });
   }
+});
+
+describe('parseReport: versions 4 and 5, mitigation vectors, the Turin TCB layout', () => {
+  it('version 4 has the version 3 layout: no mitigation vectors, [0x1F8, 0x2A0) reserved', () => {
+    const r = parseReport(buildReport({ version: 4, cpuid: [0x19, 0x11, 0x01] }));
+    assert.deepEqual([r.version, r.launchMitVector, r.currentMitVector, r.tcbLayout], [4, undefined, undefined, 'legacy']);
+    assert.throws(() => parseReport(buildReport({ version: 4, cpuid: [0x19, 0x11, 0x01], launchMit: 1n })), code('REPORT_INVALID', /reserved after LAUNCH_TCB \(offset 0x1f8\)/));
+  });
+
+  it('version 5 exposes LAUNCH_MIT_VECTOR (0x1F8) and CURRENT_MIT_VECTOR (0x200); [0x208, 0x2A0) stays reserved', () => {
+    const r = parseReport(buildReport({ version: 5, cpuid: [0x19, 0x01, 0x01], launchMit: 0x3fn, currentMit: 0x8000_0000_0000_0001n }));
+    assert.deepEqual([r.launchMitVector, r.currentMitVector], [0x3fn, 0x8000_0000_0000_0001n]);
+    const b = buildReport({ version: 5, cpuid: [0x19, 0x01, 0x01] });
+    b[0x208] = 1;
+    assert.throws(() => parseReport(b), (e: unknown) => code('REPORT_INVALID', /reserved after CURRENT_MIT_VECTOR \(offset 0x208\)/)(e) && (e as AttestationError).details.field === 'reserved after CURRENT_MIT_VECTOR');
+  });
+
+  it('CPUID family 0x1A (Turin) decodes TCBs with FMC at byte 0 and SNP at byte 3', () => {
+    const tcb = { fmc: 1, bootloader: 2, tee: 3, snp: 4, microcode: 0x51 };
+    const raw = buildReport({ version: 5, cpuid: [0x1a, 0x02, 0x01], tcb });
+    assert.equal(raw.subarray(0x180, 0x188).toString('hex'), '0102030400000051');
+    const r = parseReport(raw);
+    assert.equal(r.tcbLayout, 'turin');
+    for (const t of [r.currentTcb, r.reportedTcb, r.committedTcb, r.launchTcb]) assert.deepEqual(t, tcb);
+  });
+
+  it('decodes the real Genoa report (version 3) and the real Turin report (version 5) (testdata/README.md)', () => {
+    const genoa = parseReport(golden.genoaReport);
+    assert.deepEqual([genoa.version, productLineOf(genoa.cpuid), genoa.tcbLayout, genoa.launchMitVector], [3, 'Genoa', 'legacy', undefined]);
+    assert.deepEqual(genoa.reportedTcb, { bootloader: 10, tee: 0, snp: 23, microcode: 84 });
+    const turin = parseReport(golden.turinReport);
+    assert.deepEqual([turin.version, productLineOf(turin.cpuid), turin.tcbLayout, turin.launchMitVector, turin.currentMitVector], [5, 'Turin', 'turin', 0x3fn, 0x3fn]);
+    assert.deepEqual(turin.reportedTcb, { fmc: 1, bootloader: 1, tee: 1, snp: 4, microcode: 81 });
+    assert.equal(turin.chipId.subarray(8).every((b) => b === 0), true);
+  });
 });

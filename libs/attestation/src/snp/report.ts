@@ -1,14 +1,24 @@
 /**
- * SEV-SNP attestation report parsing (docs/protocol/sev-snp.md §1-§2): versions 2 and 3,
- * exactly 0x4A0 bytes, every reserved (must-be-zero) region checked. The result is a validated,
+ * SEV-SNP attestation report parsing (docs/protocol/sev-snp.md §1-§2): versions 2 to 5, exactly
+ * 0x4A0 bytes, every reserved (must-be-zero) region of the version checked. Version 3 added the
+ * CPUID family/model/stepping, version 5 the launch and current mitigation vectors; the TCB
+ * layout follows the CPUID family (Turin and later: FMC at byte 0). The result is a validated,
  * immutable domain object; nothing downstream reads raw offsets again.
  */
 import { AttestationError } from '../errors.js';
+import type { TcbLayout } from './lines.js';
 import { decodeTcb, type TcbVersion } from './tcb.js';
 
 /** Size of a report, and of the part its signature covers. */
 export const REPORT_SIZE = 0x4a0;
 export const SIGNED_SIZE = 0x2a0;
+/** Report versions this parser understands. */
+export const SUPPORTED_REPORT_VERSIONS: readonly number[] = [2, 3, 4, 5];
+/** Offsets of the version 5 mitigation vectors (reserved, must be zero, before). */
+export const LAUNCH_MIT_VECTOR_OFFSET = 0x1f8;
+export const CURRENT_MIT_VECTOR_OFFSET = 0x200;
+/** CPUID family of Turin (Zen 5); this family and later use the Turin TCB layout. */
+export const TURIN_FAMILY = 0x1a;
 
 /** Who signed the report (SIGNING_KEY of the signer info). */
 export type SnpSigningKey = 'vcek' | 'vlek' | 'none';
@@ -66,6 +76,11 @@ export interface SnpReport {
   readonly currentVersion: SnpFirmwareVersion;
   readonly committedVersion: SnpFirmwareVersion;
   readonly launchTcb: TcbVersion;
+  /** How the TCB fields were decoded (from the CPUID family). */
+  readonly tcbLayout: TcbLayout;
+  /** Version 5+: mitigations in force at launch / now (AMD-defined bits); undefined before. */
+  readonly launchMitVector: bigint | undefined;
+  readonly currentMitVector: bigint | undefined;
   /** Signature R and S as big-endian 48-byte integers (converted from the report's little-endian). */
   readonly signatureR: Buffer;
   readonly signatureS: Buffer;
@@ -134,6 +149,21 @@ function cpuidOf(buf: Buffer, version: number): SnpReport['cpuid'] {
   return family === 0 && model === 0 && stepping === 0 ? undefined : { family, model, stepping };
 }
 
+/** Version 5+: the two mitigation vectors; before, their bytes are reserved. Then [0x208, 0x2A0) is reserved. */
+function mitigationVectors(buf: Buffer, version: number): { launchMitVector: bigint | undefined; currentMitVector: bigint | undefined } {
+  if (version < 5) {
+    mustBeZero(buf, LAUNCH_MIT_VECTOR_OFFSET, SIGNED_SIZE, 'reserved after LAUNCH_TCB');
+    return { launchMitVector: undefined, currentMitVector: undefined };
+  }
+  mustBeZero(buf, CURRENT_MIT_VECTOR_OFFSET + 8, SIGNED_SIZE, 'reserved after CURRENT_MIT_VECTOR');
+  return { launchMitVector: buf.readBigUInt64LE(LAUNCH_MIT_VECTOR_OFFSET), currentMitVector: buf.readBigUInt64LE(CURRENT_MIT_VECTOR_OFFSET) };
+}
+
+/** Turin layout from CPUID family 0x1A on (version 3+); Milan/Genoa layout otherwise. */
+function layoutOf(cpuid: SnpReport['cpuid']): TcbLayout {
+  return cpuid && cpuid.family >= TURIN_FAMILY ? 'turin' : 'legacy';
+}
+
 const copy = (buf: Buffer, offset: number, size: number) => Buffer.from(buf.subarray(offset, offset + size));
 const firmware = (buf: Buffer, offset: number): SnpFirmwareVersion => ({ build: buf[offset]!, minor: buf[offset + 1]!, major: buf[offset + 2]! });
 
@@ -145,7 +175,7 @@ export function parseReport(data: Uint8Array): SnpReport {
   if (data.length !== REPORT_SIZE) throw invalid(`expected ${REPORT_SIZE} bytes, got ${data.length}`, { field: 'size', expected: REPORT_SIZE, actual: data.length });
   const buf = Buffer.from(data);
   const version = buf.readUInt32LE(0);
-  if (version !== 2 && version !== 3) throw invalid(`version ${version} is not supported (2 or 3)`, { field: 'version', expected: [2, 3], actual: version });
+  if (!SUPPORTED_REPORT_VERSIONS.includes(version)) throw invalid(`version ${version} is not supported (2 to 5)`, { field: 'version', expected: SUPPORTED_REPORT_VERSIONS, actual: version });
   const signatureAlgo = buf.readUInt32LE(0x34);
   if (signatureAlgo !== 1) throw invalid(`signature algorithm ${signatureAlgo} is not ECDSA P-384 with SHA-384 (1)`, { field: 'signatureAlgo', expected: 1, actual: signatureAlgo });
   const vmpl = buf.readUInt32LE(0x30);
@@ -153,8 +183,10 @@ export function parseReport(data: Uint8Array): SnpReport {
   mustBeZero(buf, 0x4c, 0x50, 'reserved after signer info');
   mustBeZero(buf, 0x1eb, 0x1ec, 'reserved after current version');
   mustBeZero(buf, 0x1ef, 0x1f0, 'reserved after committed version');
-  mustBeZero(buf, 0x1f8, SIGNED_SIZE, 'reserved after LAUNCH_TCB');
+  const mitigations = mitigationVectors(buf, version);
   mustBeZero(buf, SIGNED_SIZE + 144, REPORT_SIZE, 'reserved after the signature');
+  const cpuid = cpuidOf(buf, version);
+  const tcbLayout = layoutOf(cpuid);
   return {
     raw: buf,
     version,
@@ -164,7 +196,7 @@ export function parseReport(data: Uint8Array): SnpReport {
     imageId: copy(buf, 0x20, 16),
     vmpl,
     signatureAlgo,
-    currentTcb: decodeTcb(buf, 0x38),
+    currentTcb: decodeTcb(buf, 0x38, tcbLayout),
     platformInfo: buf.readBigUInt64LE(0x40),
     ...signerInfo(buf),
     reportData: copy(buf, 0x50, 64),
@@ -174,13 +206,15 @@ export function parseReport(data: Uint8Array): SnpReport {
     authorKeyDigest: copy(buf, 0x110, 48),
     reportId: copy(buf, 0x140, 32),
     reportIdMa: copy(buf, 0x160, 32),
-    reportedTcb: decodeTcb(buf, 0x180),
-    cpuid: cpuidOf(buf, version),
+    reportedTcb: decodeTcb(buf, 0x180, tcbLayout),
+    cpuid,
     chipId: copy(buf, 0x1a0, 64),
-    committedTcb: decodeTcb(buf, 0x1e0),
+    committedTcb: decodeTcb(buf, 0x1e0, tcbLayout),
     currentVersion: firmware(buf, 0x1e8),
     committedVersion: firmware(buf, 0x1ec),
-    launchTcb: decodeTcb(buf, 0x1f0),
+    launchTcb: decodeTcb(buf, 0x1f0, tcbLayout),
+    tcbLayout,
+    ...mitigations,
     signatureR: signatureComponent(buf, SIGNED_SIZE, 'R'),
     signatureS: signatureComponent(buf, SIGNED_SIZE + 72, 'S'),
     signedBytes: copy(buf, 0, SIGNED_SIZE),

@@ -11,6 +11,7 @@ import { resolve } from 'node:path';
 import * as x509 from '@peculiar/x509';
 import { WORKSPACE_ROOT } from '@asterism/testing';
 import { SNP_OID } from './certs.js';
+import { amdNames, hwidLength, tcbLayoutOf, type AmdProductLine } from './lines.js';
 import { REPORT_SIZE, SIGNED_SIZE } from './report.js';
 import { encodeTcb, type TcbVersion } from './tcb.js';
 
@@ -33,11 +34,21 @@ export function goldenSnp() {
     vlekChainPem: read('snp/vlekcertchain.pem').toString('utf8'),
     arkPem: read('amd/milan-ark.pem').toString('utf8'),
     askPem: read('amd/milan-ask.pem').toString('utf8'),
+    genoaReport: read('snp/genoa-report-v3.bin'),
+    genoaVcekPem: read('snp/genoa-vcek.pem').toString('utf8'),
+    genoaArkPem: read('amd/genoa-ark.pem').toString('utf8'),
+    genoaAskPem: read('amd/genoa-ask.pem').toString('utf8'),
+    turinReport: read('snp/turin-report-v5.bin'),
+    turinVcekPem: read('snp/turin-vcek.pem').toString('utf8'),
+    turinArkPem: read('amd/turin-ark.pem').toString('utf8'),
+    turinAskPem: read('amd/turin-ask.pem').toString('utf8'),
   };
 }
 
 /** A time at which the Azure VCEK chain is valid (VCEK 2023-08-30 to 2030-08-30). */
 export const AZURE_VECTOR_TIME = new Date('2024-06-01T00:00:00Z');
+/** A time at which the Genoa and Turin VCEKs are valid (2026-02-05 to 2033-02-05). */
+export const CURRENT_GEN_VECTOR_TIME = new Date('2026-03-01T00:00:00Z');
 /** A time at which the VLEK vector is valid (2023-07-19 to 2024-07-19). */
 export const VLEK_VECTOR_TIME = new Date('2024-01-01T00:00:00Z');
 
@@ -84,20 +95,22 @@ export interface SignerCertOptions {
   readonly omit?: string;
 }
 
-/** A synthetic ARK with its ASK and ASVK. */
+/** A synthetic ARK with its ASK and ASVK (of one product line, default Milan). */
 export class TestAmdRoot {
   private constructor(
     readonly ark: TestCert,
     readonly ask: TestCert,
     readonly asvk: TestCert,
+    readonly line: AmdProductLine,
   ) {}
 
   /** Generates the hierarchy (three RSA-2048 keys, about a second). */
-  static async create(validFrom = new Date(Date.now() - YEAR), validTo = new Date(Date.now() + 10 * YEAR)): Promise<TestAmdRoot> {
+  static async create(validFrom = new Date(Date.now() - YEAR), validTo = new Date(Date.now() + 10 * YEAR), line: AmdProductLine = 'Milan'): Promise<TestAmdRoot> {
+    const names = amdNames(line);
     const arkKeys = (await webcrypto.subtle.generateKey(RSA_GEN, true, ['sign', 'verify'])) as Keys;
     const ark = await x509.X509CertificateGenerator.createSelfSigned({
       serialNumber: '010000',
-      name: `${AMD_DN}, CN=ARK-Milan`,
+      name: `${AMD_DN}, CN=${names.ark}`,
       notBefore: validFrom,
       notAfter: validTo,
       keys: arkKeys as never,
@@ -120,7 +133,7 @@ export class TestAmdRoot {
       });
       return toTestCert(cert, keys);
     };
-    return new TestAmdRoot(arkCert, await issueIntermediate('SEV-Milan', '010001'), await issueIntermediate('SEV-VLEK-Milan', '010101'));
+    return new TestAmdRoot(arkCert, await issueIntermediate(names.ask, '010001'), await issueIntermediate(names.asvk, '010101'), line);
   }
 
   /** PEM chain as KDS serves it (ASK/ASVK, then ARK). */
@@ -128,18 +141,20 @@ export class TestAmdRoot {
     return `${(kind === 'vcek' ? this.ask : this.asvk).pem}${this.ark.pem}`;
   }
 
-  /** Issues a VCEK or VLEK with the AMD extensions. */
+  /** Issues a VCEK or VLEK with the AMD extensions of the line (Turin: fmcSPL, 8-byte HWID). */
   async issue(kind: 'vcek' | 'vlek', o: SignerCertOptions): Promise<TestCert> {
     const keys = (await webcrypto.subtle.generateKey(EC_GEN, true, ['sign', 'verify'])) as Keys;
     const issuer = kind === 'vcek' ? this.ask : this.asvk;
+    const turin = this.line === 'Turin';
     const ext: Array<[string, Uint8Array]> = [
       [SNP_OID.structVersion, derInteger(1)],
-      [SNP_OID.productName, derIa5(o.productName ?? 'Milan-B0')],
+      [SNP_OID.productName, derIa5(o.productName ?? (turin ? 'Turin' : `${this.line}-B0`))],
+      ...(turin ? ([[SNP_OID.fmcSpl, derInteger(o.tcb.fmc ?? 0)]] as Array<[string, Uint8Array]>) : []),
       [SNP_OID.blSpl, derInteger(o.tcb.bootloader)],
       [SNP_OID.teeSpl, derInteger(o.tcb.tee)],
       [SNP_OID.snpSpl, derInteger(o.tcb.snp)],
       [SNP_OID.ucodeSpl, derInteger(o.tcb.microcode)],
-      kind === 'vcek' ? [SNP_OID.hwid, o.chipId ?? Buffer.alloc(64, 0xab)] : [SNP_OID.cspId, derIa5(o.cspId ?? 'CN=test-csp')],
+      kind === 'vcek' ? [SNP_OID.hwid, (o.chipId ?? Buffer.alloc(64, 0xab)).subarray(0, hwidLength(this.line))] : [SNP_OID.cspId, derIa5(o.cspId ?? 'CN=test-csp')],
     ];
     const cert = await x509.X509CertificateGenerator.create({
       serialNumber: '02',
@@ -170,26 +185,33 @@ export interface ReportFields {
   readonly currentTcb?: TcbVersion;
   readonly launchTcb?: TcbVersion;
   readonly cpuid?: [number, number, number];
+  /** Version 5: LAUNCH_MIT_VECTOR / CURRENT_MIT_VECTOR. */
+  readonly launchMit?: bigint;
+  readonly currentMit?: bigint;
 }
 
 /** A structurally valid, unsigned report. */
 export function buildReport(f: ReportFields = {}): Buffer {
   const b = Buffer.alloc(REPORT_SIZE);
   const tcb = f.tcb ?? { bootloader: 3, tee: 0, snp: 10, microcode: 115 };
+  const layout = f.cpuid && f.cpuid[0] >= 0x1a ? tcbLayoutOf('Turin') : tcbLayoutOf('Milan');
+  const encode = (t: TcbVersion) => encodeTcb(t, layout);
   b.writeUInt32LE(f.version ?? 2, 0);
   b.writeBigUInt64LE(f.policy ?? 0x30000n, 8);
   b.writeUInt32LE(f.vmpl ?? 0, 0x30);
   b.writeUInt32LE(1, 0x34);
-  encodeTcb(f.currentTcb ?? tcb).copy(b, 0x38);
+  encode(f.currentTcb ?? tcb).copy(b, 0x38);
   b.writeUInt32LE((f.signingKey ?? 0) << 2, 0x48);
   (f.reportData ?? Buffer.alloc(64)).copy(b, 0x50);
   (f.measurement ?? Buffer.alloc(48, 0x11)).copy(b, 0x90);
   (f.idKeyDigest ?? Buffer.alloc(48)).copy(b, 0xe0);
-  encodeTcb(tcb).copy(b, 0x180);
+  encode(tcb).copy(b, 0x180);
   if (f.cpuid) Buffer.from(f.cpuid).copy(b, 0x188);
   (f.chipId ?? Buffer.alloc(64, 0xab)).copy(b, 0x1a0);
-  encodeTcb(tcb).copy(b, 0x1e0);
-  encodeTcb(f.launchTcb ?? tcb).copy(b, 0x1f0);
+  encode(tcb).copy(b, 0x1e0);
+  encode(f.launchTcb ?? tcb).copy(b, 0x1f0);
+  if (f.launchMit !== undefined) b.writeBigUInt64LE(f.launchMit, 0x1f8);
+  if (f.currentMit !== undefined) b.writeBigUInt64LE(f.currentMit, 0x200);
   return b;
 }
 

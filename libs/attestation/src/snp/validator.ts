@@ -5,19 +5,21 @@
  */
 import { createHash } from 'node:crypto';
 import { decodePublic, publicKeyObject, type TpmtPublic } from '@asterism/tpm';
-import { ARK_MILAN_PEM } from '../config/roots.js';
+import { ARK_GENOA_PEM, ARK_MILAN_PEM, ARK_TURIN_PEM } from '../config/roots.js';
 import type { SevSnpConfigBase } from '../config/types.js';
 import { AttestationError } from '../errors.js';
 import type { AttestationLogger } from '../interfaces.js';
+import type { SnpReportPolicy } from './checks.js';
 import type { VtpmAttestationDocument } from '../vtpm/document.js';
-import { SignatureMemo } from './chain.js';
-import { certificateBytes, MILAN_NAMES, parseAmdCertificate, type AmdCertificate } from './certs.js';
+import { lineOfArk, SignatureMemo } from './chain.js';
+import { certificateBytes, parseAmdCertificate, type AmdCertificate } from './certs.js';
 import { SnpCollateral, type ConfiguredAsks } from './collateral.js';
 import type { GceShieldedIdentitySource } from './gce.js';
 import { decodeSnpInstanceInfo, type SnpInstanceInfo } from './instance-info.js';
 import type { MaaTokenVerifier } from './maa.js';
+import { AMD_PRODUCT_LINES, amdNames, lineOfCommonName, type AmdProductLine } from './lines.js';
 import type { TcbVersion } from './tcb.js';
-import { SnpVerifier } from './verifier.js';
+import { SnpVerifier, type SnpAnchor } from './verifier.js';
 import type { SnpWarningOptions } from './warnings.js';
 
 /** What an SNP validator gets besides its config (the joinservice injects all of it). */
@@ -37,22 +39,32 @@ export interface SnpValidatorDependencies {
 
 const configInvalid = (field: string, message: string) => new AttestationError('CONFIG_INVALID', `${field}: ${message}`, { details: { field } });
 
-/** The configured ARK (amdRootKey), or the embedded ARK-Milan when unset. */
+/** AMD's ARK of each line, embedded (config/roots.ts). */
+const EMBEDDED_ARKS: Record<AmdProductLine, string> = { Milan: ARK_MILAN_PEM, Genoa: ARK_GENOA_PEM, Turin: ARK_TURIN_PEM };
+
+/** The configured ARK (amdRootKey: ARK-Milan, ARK-Genoa or ARK-Turin), or the embedded ARK-Milan when unset. */
 function trustAnchor(config: SevSnpConfigBase): AmdCertificate {
   const ark = parseAmdCertificate(config.amdRootKey ?? certificateBytes(ARK_MILAN_PEM, 'ARK'), 'amdRootKey');
-  if (ark.subjectCn !== MILAN_NAMES.ark) throw configInvalid('amdRootKey', `certificate ${JSON.stringify(ark.subjectCn)} is not the ${MILAN_NAMES.ark} root`);
+  if (!lineOfArk(ark)) throw configInvalid('amdRootKey', `certificate ${JSON.stringify(ark.subjectCn)} is not an AMD root (${AMD_PRODUCT_LINES.map((l) => amdNames(l).ark).join(', ')})`);
   return ark;
 }
 
-/** amdSigningKey (wins) and the cached signing keys, sorted into ASK (VCEK) and ASVK (VLEK). */
-function signingKeys(config: SevSnpConfigBase, cached: readonly string[]): ConfiguredAsks {
-  const out: { vcek?: AmdCertificate; vlek?: AmdCertificate } = {};
+/**
+ * amdSigningKey (wins) and the cached signing keys, sorted by product line into ASK (VCEK) and
+ * ASVK (VLEK).
+ */
+function signingKeys(config: SevSnpConfigBase, cached: readonly string[]): Map<AmdProductLine, ConfiguredAsks> {
+  const out = new Map<AmdProductLine, { vcek?: AmdCertificate; vlek?: AmdCertificate }>();
   const candidates = [...cached.map((pem) => certificateBytes(pem, 'cached ASK')), ...(config.amdSigningKey ? [config.amdSigningKey] : [])];
   for (const der of candidates) {
     const c = parseAmdCertificate(der, 'amdSigningKey');
-    if (c.subjectCn === MILAN_NAMES.ask) out.vcek = c;
-    else if (c.subjectCn === MILAN_NAMES.asvk) out.vlek = c;
-    else throw configInvalid('amdSigningKey', `certificate ${JSON.stringify(c.subjectCn)} is neither ${MILAN_NAMES.ask} nor ${MILAN_NAMES.asvk}`);
+    const line = lineOfCommonName(c.subjectCn);
+    const names = line && amdNames(line);
+    if (!line || !names || c.subjectCn === names.ark) throw configInvalid('amdSigningKey', `certificate ${JSON.stringify(c.subjectCn)} is neither an ASK (SEV-<line>) nor an ASVK (SEV-VLEK-<line>)`);
+    const asks = out.get(line) ?? {};
+    if (c.subjectCn === names.ask) asks.vcek = c;
+    else asks.vlek = c;
+    out.set(line, asks);
   }
   return out;
 }
@@ -61,23 +73,38 @@ const versions = (c: SevSnpConfigBase): TcbVersion => ({ bootloader: c.bootloade
 
 /**
  * The verifier of one config. The config's four versions are the minimum launch TCB of every SNP
- * variant and, with `minimumTcb` (Azure), also the minimum of current/committed/reported TCB.
+ * variant and, with `minimumTcb` (Azure), also the minimum of current/committed/reported TCB. The
+ * configured ARK anchors its own product line; the other lines are anchored by AMD's embedded
+ * ARKs (docs/adr/0010-sev-snp-verification-in-house.md).
  */
 export function snpVerifierFor(config: SevSnpConfigBase, deps: SnpValidatorDependencies, logger: AttestationLogger, options: { minimumTcb: boolean }): SnpVerifier {
   const ark = trustAnchor(config);
   const memo = new SignatureMemo();
   const now = deps.now ?? (() => new Date());
   const collateral = deps.collateral ?? new SnpCollateral({ logger });
+  const asks = signingKeys(config, deps.cachedSigningKeys ?? []);
+  const anchor = (a: AmdCertificate): SnpAnchor => ({ ark: a, collateral: collateral.views(a, memo, now, asks.get(lineOfArk(a)!) ?? {}) });
+  const configuredLine = lineOfArk(ark);
+  const otherLines = AMD_PRODUCT_LINES.filter((l) => l !== configuredLine).map((l) => anchor(parseAmdCertificate(certificateBytes(EMBEDDED_ARKS[l], 'ARK'), `ARK-${l}`)));
   const min = versions(config);
   return new SnpVerifier({
-    ark,
+    ...anchor(ark),
+    otherLines,
     memo,
     now,
     logger,
-    collateral: collateral.views(ark, memo, now, signingKeys(config, deps.cachedSigningKeys ?? [])),
-    policy: { vmpl: 0, minimumLaunchTcb: min, minimumTcb: options.minimumTcb ? min : undefined, permitProvisionalFirmware: true },
+    policy: { vmpl: 0, minimumLaunchTcb: min, minimumTcb: options.minimumTcb ? min : undefined, permitProvisionalFirmware: true, ...reportRequirements(config) },
     ...(deps.warnings ? { warnings: deps.warnings } : {}),
   });
+}
+
+/** The optional report version / mitigation requirements of the config (off when absent). */
+function reportRequirements(config: SevSnpConfigBase): Pick<SnpReportPolicy, 'minimumReportVersion' | 'requiredLaunchMitigations' | 'requiredCurrentMitigations'> {
+  return {
+    ...(config.minimumReportVersion !== undefined ? { minimumReportVersion: config.minimumReportVersion } : {}),
+    ...(config.requiredLaunchMitigations !== undefined ? { requiredLaunchMitigations: config.requiredLaunchMitigations } : {}),
+    ...(config.requiredCurrentMitigations !== undefined ? { requiredCurrentMitigations: config.requiredCurrentMitigations } : {}),
+  };
 }
 
 /** The document's AK (`ak_pub`); AK_UNTRUSTED when it does not decode. */

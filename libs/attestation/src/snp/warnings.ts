@@ -6,7 +6,7 @@
  */
 import type { AmdCertificate, SignerCertificate } from './certs.js';
 import type { SnpReport } from './report.js';
-import { firstComponentBelow, formatTcb, tcbDetails, type TcbVersion } from './tcb.js';
+import { firstComponentBelow, formatTcb, tcbComponent, tcbDetails, type TcbVersion } from './tcb.js';
 
 /** A minimum TCB that becomes enforced at `effectiveAt` (and is warned about before). */
 export interface UpcomingTcbMinimum {
@@ -91,7 +91,7 @@ export function refusalRisks(
         subject: field,
         refusedAt: upcoming.effectiveAt,
         daysLeft,
-        message: `${field} ${formatTcb(tcb)} is below the minimum TCB ${formatTcb(upcoming.tcb)} that takes effect on ${upcoming.effectiveAt.toISOString()} (${daysLeft} days; ${below} ${tcb[below]} < ${upcoming.tcb[below]})`,
+        message: `${field} ${formatTcb(tcb)} is below the minimum TCB ${formatTcb(upcoming.tcb)} that takes effect on ${upcoming.effectiveAt.toISOString()} (${daysLeft} days; ${below} ${tcbComponent(tcb, below)} < ${tcbComponent(upcoming.tcb, below)})`,
         details: { field, component: below, actual: tcbDetails(tcb), upcoming: tcbDetails(upcoming.tcb), effectiveAt: upcoming.effectiveAt.toISOString() },
       });
       break;

@@ -48,13 +48,23 @@ export function checkChainSignatures(chain: X509Certificate[], root: X509Certifi
   if (!full[full.length - 1]!.raw.equals(root.raw)) chainError(full, what, 'untrusted-root', full.length - 1, 'the chain does not end in the trusted root');
 }
 
-/** The time-dependent half of {@link verifyChain}: every certificate (and the root) is valid at `at`. */
+/**
+ * The time-dependent half of {@link verifyChain}: every certificate (and the root) is valid at `at`;
+ * otherwise CERT_CHAIN_INVALID with reason `not-yet-valid` or `expired` and both dates.
+ */
 export function checkChainValidity(chain: X509Certificate[], root: X509Certificate, at: Date, what: string): void {
   const full = withRoot(chain, root);
   full.forEach((cert, i) => {
     const from = new Date(cert.validFrom);
     const to = new Date(cert.validTo);
-    if (at < from || at > to) chainError(full, what, 'expired', i, `certificate ${i} is not valid at ${at.toISOString()} (valid ${from.toISOString()} to ${to.toISOString()})`);
+    if (at >= from && at <= to) return;
+    const notYet = at < from;
+    const state = notYet ? 'not yet valid' : 'expired';
+    chainError(full, what, notYet ? 'not-yet-valid' : 'expired', i, `certificate ${i} is ${state} at ${at.toISOString()} (valid ${from.toISOString()} to ${to.toISOString()})`, {
+      notBefore: from.toISOString(),
+      notAfter: to.toISOString(),
+      verifiedAt: at.toISOString(),
+    });
   });
 }
 
@@ -62,8 +72,8 @@ function withRoot(chain: X509Certificate[], root: X509Certificate): X509Certific
   return chain[chain.length - 1]?.raw.equals(root.raw) ? chain : [...chain, root];
 }
 
-function chainError(full: X509Certificate[], what: string, reason: string, index: number, message: string): never {
-  throw new AttestationError('CERT_CHAIN_INVALID', `${what}: ${message}`, { details: { chain: what, reason, index, subject: full[index] ? cn(full[index]) : undefined } });
+function chainError(full: X509Certificate[], what: string, reason: string, index: number, message: string, extra: Record<string, unknown> = {}): never {
+  throw new AttestationError('CERT_CHAIN_INVALID', `${what}: ${message}`, { details: { chain: what, reason, index, subject: full[index] ? cn(full[index]) : undefined, ...extra } });
 }
 
 /** A parsed certificate revocation list. */

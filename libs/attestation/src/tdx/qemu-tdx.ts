@@ -18,6 +18,7 @@ import { decodeTdxDocument, encodeTdxDocument, tdMeasurements } from './document
 import { parsePemChain, readPckTcb } from './pck.js';
 import type { TdxCollateralSource, TdxPlatform } from './pcs-collateral.js';
 import { cn } from './pki.js';
+import { checkMrServiceTd } from './service-td.js';
 import { parseTdxQuote, type TdxQuote } from './quote.js';
 import type { TdxStatusPolicy } from './status-policy.js';
 import { DcapVerifier, type DcapVerification } from './verifier.js';
@@ -71,6 +72,8 @@ export class QemuTdxIssuer implements Issuer {
 /** Options of {@link QemuTdxValidator}. */
 export interface QemuTdxValidatorOptions extends TdxStatusPolicy {
   measurements: ReadonlyMap<number, Measurement>;
+  /** The MRSERVICETD a TD 1.5 quote must carry (attestation config `mrServiceTd`); unset = not checked. */
+  mrServiceTd?: Buffer;
   collateral: TdxCollateralSource;
   /** Default: a DcapVerifier with the embedded Intel root and `acceptedTcbStatuses`. */
   verifier?: TdxQuoteVerifier;
@@ -103,6 +106,7 @@ export class QemuTdxValidator implements Validator {
     }
     const collateral = await collateralLookup(() => this.options.collateral.collateral(platformOf(quote), signal));
     this.#verifier.verify(quote, collateral, (this.options.clock ?? (() => new Date()))());
+    checkMrServiceTd(quote.body, this.options.mrServiceTd);
     enforceMeasurements(this.options.measurements, tdMeasurements(quote.body), this.options.logger ?? NOP_ATTESTATION_LOGGER);
     return doc.userData;
   }
@@ -123,5 +127,8 @@ export function platformOf(quote: TdxQuote): TdxPlatform {
  * build it.
  */
 export function registerQemuTdxValidator(collateral: TdxCollateralSource, policy: TdxStatusPolicy = {}): void {
-  registerValidator('qemu-tdx', (config, logger) => new QemuTdxValidator({ measurements: config.measurements, collateral, logger, ...policy }));
+  registerValidator('qemu-tdx', (config, logger) => {
+    const mrServiceTd = 'mrServiceTd' in config ? config.mrServiceTd : undefined;
+    return new QemuTdxValidator({ measurements: config.measurements, collateral, logger, ...(mrServiceTd ? { mrServiceTd } : {}), ...policy });
+  });
 }

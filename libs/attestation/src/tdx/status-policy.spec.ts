@@ -8,6 +8,7 @@ describe('parseTcbStatuses (the --tdx-accepted-tcb-statuses list)', () => {
     ['only current platforms', 'UpToDate', ['UpToDate']],
     ['any case, spaces, duplicates dropped', ' uptodate, SWHARDENINGNEEDED ,UpToDate', ['UpToDate', 'SWHardeningNeeded']],
     ['out of date accepted (a TCB recovery in progress)', 'UpToDate,OutOfDate,OutOfDateConfigurationNeeded', ['UpToDate', 'OutOfDate', 'OutOfDateConfigurationNeeded']],
+    ['the TD 1.5 relaunch advice', 'UpToDate,tdrelaunchadvised,TDRelaunchAdvisedConfigurationNeeded', ['UpToDate', 'TDRelaunchAdvised', 'TDRelaunchAdvisedConfigurationNeeded']],
   ];
   for (const [name, list, want] of ok) it(`accepts: ${name}`, () => assert.deepEqual(parseTcbStatuses(list), want));
 

@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as asn1js from 'asn1js';
 import type { DcapCollateral } from './collateral.js';
-import { findExtension, parsePemChain, SGX_EXTENSION_OID } from './pck.js';
+import { findExtension, parsePemChain, readPckTcb, SGX_EXTENSION_OID } from './pck.js';
 import { parseTdxQuote } from './quote.js';
-import { tdxVector, vectorCollateral } from './vectors.fixture.js';
+import { tdxVector, V4_SPR, type TdxVectorSet } from './vectors.fixture.js';
 
 /** One certificate with its private key. */
 interface Issued {
@@ -30,11 +30,16 @@ export interface SyntheticPki {
   tcbSigner: Issued;
 }
 
-/** Makes the PKI with openssl (throws when openssl is missing). */
-export function makeSyntheticPki(): SyntheticPki {
+/** The PCK certificate of a vector set's real quote. */
+function realPckOf(source: TdxVectorSet): X509Certificate {
+  return parsePemChain(parseTdxQuote(tdxVector(source.quote)).pckChainPem, 'PCK chain')[0]!;
+}
+
+/** Makes the PKI with openssl (throws when openssl is missing); the PCK carries the SGX extension of `source`'s PCK. */
+export function makeSyntheticPki(source: TdxVectorSet = V4_SPR): SyntheticPki {
   const dir = mkdtempSync(join(tmpdir(), 'asterism-tdx-pki-'));
   try {
-    const realPck = parsePemChain(parseTdxQuote(tdxVector('quote-v4-spr.dat')).pckChainPem, 'PCK chain')[0]!;
+    const realPck = realPckOf(source);
     const sgx = findExtension(realPck.raw, SGX_EXTENSION_OID)!;
     writeFileSync(
       join(dir, 'ext.cnf'),
@@ -66,8 +71,8 @@ export function makeSyntheticPki(): SyntheticPki {
  * The real quote, re-signed: fresh attestation key, QE report signed by the stand-in PCK key.
  * `signedBytes` replaces the header + body the attestation key signs (e.g. a v5 layout).
  */
-export function resignedQuote(pki: SyntheticPki, signedBytes?: Buffer): Buffer {
-  const real = parseTdxQuote(tdxVector('quote-v4-spr.dat'));
+export function resignedQuote(pki: SyntheticPki, signedBytes?: Buffer, source: TdxVectorSet = V4_SPR): Buffer {
+  const real = parseTdxQuote(tdxVector(source.quote));
   const signed = signedBytes ?? real.signedBytes;
   const ak = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const jwk = ak.publicKey.export({ format: 'jwk' });
@@ -111,15 +116,21 @@ export interface CollateralEdits {
 
 /**
  * The real collateral re-signed by the stand-in PKI, current at `at` (issued a day before, next
- * update a day after), with the first TCB level set to what the real platform reports (UpToDate).
+ * update a day after), with the first TCB level lowered to what the real platform reports
+ * (UpToDate): each SGX component, the PCE SVN and each TDX component the level matches (bytes
+ * 2-15 when a module major version is set) at most the platform's.
  */
-export function resignedCollateral(pki: SyntheticPki, at: Date, edits: CollateralEdits = {}): DcapCollateral {
-  const real = vectorCollateral();
+export function resignedCollateral(pki: SyntheticPki, at: Date, edits: CollateralEdits = {}, source: TdxVectorSet = V4_SPR): DcapCollateral {
+  const real = source.collateral();
   const window = { issueDate: new Date(at.getTime() - 86_400_000).toISOString(), nextUpdate: new Date(at.getTime() + 86_400_000).toISOString() };
   const tcb: Record<string, unknown> = { ...(JSON.parse(real.tcbInfo) as { tcbInfo: Record<string, unknown> }).tcbInfo, ...window };
   const levels = tcb.tcbLevels as { tcb: { sgxtcbcomponents: { svn: number }[]; pcesvn: number; tdxtcbcomponents: { svn: number }[] } }[];
-  [3, 3, 2, 2, 2, 1, 0, 2].forEach((svn, i) => (levels[0]!.tcb.sgxtcbcomponents[i]!.svn = svn));
-  levels[0]!.tcb.tdxtcbcomponents[2]!.svn = 4;
+  const platform = readPckTcb(realPckOf(source));
+  const svn = parseTdxQuote(tdxVector(source.quote)).body.teeTcbSvn;
+  const top = levels[0]!.tcb;
+  top.sgxtcbcomponents.forEach((c, i) => (c.svn = Math.min(c.svn, platform.sgxComponents[i]!)));
+  top.pcesvn = Math.min(top.pcesvn, platform.pceSvn);
+  top.tdxtcbcomponents.forEach((c, i) => (c.svn = i < (svn[1]! > 0 ? 2 : 0) ? c.svn : Math.min(c.svn, svn[i]!)));
   edits.tcbInfo?.(tcb);
   const qe: Record<string, unknown> = { ...(JSON.parse(real.qeIdentity) as { enclaveIdentity: Record<string, unknown> }).enclaveIdentity, ...window };
   edits.qeIdentity?.(qe);

@@ -28,11 +28,12 @@ describe('DcapVerifier end to end with a stand-in Intel PKI (re-signed real quot
     assert.deepEqual([r.tcb.status, r.tcb.platformStatus, r.tcb.qeStatus, r.fmspc, r.pckIssuer], ['UpToDate', 'UpToDate', 'UpToDate', '50806f000000', 'Test SGX PCK Platform CA']);
   });
 
-  it('a signed v5 quote with a TDX 1.0 body verifies like v4 (same body, UpToDate); a signed TDX 1.5 body is refused by version', () => {
+  it('a signed v5 quote with a TDX 1.0 body verifies like v4 (same body, UpToDate); so does a TD 1.5 body (zero TEE_TCB_SVN2 and MRSERVICETD)', () => {
     const v5 = verifier().verify(resignedQuote(p, v5SignedBytes(2)), resignedCollateral(p, at), at);
     assert.deepEqual([v5.quote.header.version, v5.quote.bodyType, v5.tcb.status], [5, 2, 'UpToDate']);
     assert.deepEqual(v5.quote.body, verifier().verify(quote, resignedCollateral(p, at), at).quote.body);
-    assert.equal(errorCode(() => verifier().verify(resignedQuote(p, v5SignedBytes(3)), resignedCollateral(p, at), at)), 'QUOTE_VERSION_UNSUPPORTED');
+    const td15 = verifier().verify(resignedQuote(p, v5SignedBytes(3)), resignedCollateral(p, at), at);
+    assert.deepEqual([td15.quote.bodyType, td15.tcb.status, td15.tcb.relaunchAdvised, td15.quote.body.mrServiceTd?.toString('hex')], [3, 'UpToDate', false, '00'.repeat(48)]);
   });
 
   const pckSerial = () => p.pck.cert.serialNumber;

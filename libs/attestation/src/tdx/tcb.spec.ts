@@ -81,7 +81,7 @@ describe('evaluateTcb on the real June 2023 TCB info and QE identity', () => {
     const old = evaluateTcb(withModule, qeIdentity, pck(currentSgx, 11), body([2, 1, 5]), quote.qeReport);
     assert.deepEqual([old.platformStatus, old.moduleStatus, old.status], ['UpToDate', 'OutOfDate', 'OutOfDate']);
     assert.equal(errorCode(() => evaluateTcb(withModule, qeIdentity, pck(currentSgx, 11), body([1, 1, 5]), quote.qeReport)), 'TCB_LEVEL_NOT_FOUND');
-    assert.equal(errorCode(() => evaluateTcb(withModule, qeIdentity, pck(currentSgx, 11), body([5, 2, 5]), quote.qeReport)), 'TCB_LEVEL_NOT_FOUND');
+    assert.equal(errorCode(() => evaluateTcb(withModule, qeIdentity, pck(currentSgx, 11), body([5, 2, 5]), quote.qeReport)), 'TDX_MODULE_MISMATCH');
   });
 });
 

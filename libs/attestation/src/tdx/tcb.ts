@@ -1,21 +1,33 @@
 /**
  * TCB evaluation of a TDX quote against its collateral (docs/protocol/tdx-dcap.md): the platform
  * TCB level (SGX components + PCE SVN from the PCK certificate, TDX components from the quote),
- * the TDX module identity, the QE identity, and the converged status.
+ * the TDX module identity, the QE identity, the TD 1.5 relaunch rule (TEE_TCB_SVN2), and the
+ * converged status.
  */
 import { AttestationError } from '../errors.js';
 import type { QeIdentity, TcbStatus, TdxTcbInfo, TdxTcbLevel } from './collateral.js';
 import type { PckTcb } from './pck.js';
 import type { QeReport, TdReportBody } from './quote.js';
+import { moduleIdentity, moduleMismatch } from './module-identity.js';
+import { checkForRelaunch, type RelaunchStatus } from './relaunch.js';
+
+/** A verdict status: one of Intel's TCB statuses, or a TD 1.5 relaunch advice. */
+export type TcbVerdictStatus = TcbStatus | RelaunchStatus;
 
 /** Outcome of the TCB evaluation. */
 export interface TcbEvaluation {
   /** The converged status the policy decides on. */
-  status: TcbStatus;
+  status: TcbVerdictStatus;
   platformStatus: TcbStatus;
   qeStatus: TcbStatus;
   /** Status of the TDX module identity level (undefined when the collateral has none for it). */
   moduleStatus: TcbStatus | undefined;
+  /**
+   * TD 1.5 bodies: true when the TD runs on an out-of-date module it launched under while the
+   * platform's current module (TEE_TCB_SVN2) is up to date: relaunching the TD fixes it.
+   * Absent means false.
+   */
+  relaunchAdvised?: boolean;
   tcbDate: string;
   advisoryIds: string[];
 }
@@ -25,9 +37,17 @@ export function evaluateTcb(tcbInfo: TdxTcbInfo, qeIdentity: QeIdentity, pck: Pc
   const level = matchPlatformLevel(tcbInfo, pck, body);
   const moduleStatus = matchModule(tcbInfo, body);
   const qeStatus = matchQeIdentity(qeIdentity, qe);
-  let status = converge(level.tcbStatus, qeStatus);
-  if (moduleStatus) status = converge(status, moduleStatus);
-  return { status, platformStatus: level.tcbStatus, qeStatus, moduleStatus, tcbDate: level.tcbDate, advisoryIds: level.advisoryIds };
+  const tdx = moduleStatus ? converge(level.tcbStatus, moduleStatus) : level.tcbStatus;
+  const sgx = () => matchSgxLevel(tcbInfo, pck)?.tcbStatus ?? level.tcbStatus;
+  const afterRelaunch = body.teeTcbSvn2 && moduleStatus ? checkForRelaunch(tcbInfo, body.teeTcbSvn2, { sgx: sgx(), tdx, module: moduleStatus, qe: qeStatus }) : tdx;
+  const relaunchAdvised = afterRelaunch !== tdx;
+  const status = relaunchAdvised ? afterRelaunch : converge(tdx, qeStatus);
+  return { status, platformStatus: level.tcbStatus, qeStatus, moduleStatus, relaunchAdvised, tcbDate: level.tcbDate, advisoryIds: level.advisoryIds };
+}
+
+/** The first level whose SGX components and PCE SVN the platform meets (TDX components not considered). */
+export function matchSgxLevel(tcbInfo: TdxTcbInfo, pck: PckTcb): TdxTcbLevel | undefined {
+  return tcbInfo.tcbLevels.find((l) => l.pceSvn <= pck.pceSvn && l.sgxComponents.every((svn, i) => pck.sgxComponents[i]! >= svn));
 }
 
 /** The first (highest) TCB level the platform meets. */
@@ -73,7 +93,7 @@ function shortfalls(level: TdxTcbLevel, pck: PckTcb, body: TdReportBody, firstTd
 
 function matchModule(tcbInfo: TdxTcbInfo, body: TdReportBody): TcbStatus | undefined {
   const major = body.teeTcbSvn[1]!;
-  const identity = major > 0 ? tcbInfo.moduleIdentities.find((m) => m.id === `TDX_${major.toString(16).toUpperCase().padStart(2, '0')}`) : undefined;
+  const identity = major > 0 ? moduleIdentity(tcbInfo, major) : undefined;
   const expected = identity ?? tcbInfo.tdxModule;
   if (expected) {
     checkSigner('MRSIGNERSEAM', expected.mrSigner, body.mrSignerSeam);
@@ -81,7 +101,7 @@ function matchModule(tcbInfo: TdxTcbInfo, body: TdReportBody): TcbStatus | undef
   }
   if (!identity) {
     if (major > 0 && tcbInfo.moduleIdentities.length > 0) {
-      throw new AttestationError('TCB_LEVEL_NOT_FOUND', `the TCB info has no TDX module identity for major version ${major}`, { details: { check: 'tdx-module', major } });
+      throw moduleMismatch(major, 'TEE_TCB_SVN');
     }
     return undefined;
   }
@@ -110,10 +130,10 @@ export function matchQeIdentity(identity: QeIdentity, qe: QeReport): TcbStatus {
 }
 
 /** Refuses a TCB evaluation whose converged status is not accepted (TCB_STATUS_REJECTED). */
-export function applyStatusPolicy(tcb: TcbEvaluation, accepted: ReadonlySet<TcbStatus>): void {
+export function applyStatusPolicy(tcb: TcbEvaluation, accepted: ReadonlySet<TcbVerdictStatus>): void {
   if (!accepted.has(tcb.status)) {
     throw new AttestationError('TCB_STATUS_REJECTED', `TCB status ${tcb.status} is not accepted (accepted: ${[...accepted].join(', ')})`, {
-      details: { status: tcb.status, platformStatus: tcb.platformStatus, qeStatus: tcb.qeStatus, moduleStatus: tcb.moduleStatus, tcbDate: tcb.tcbDate, advisoryIds: tcb.advisoryIds },
+      details: { status: tcb.status, platformStatus: tcb.platformStatus, qeStatus: tcb.qeStatus, moduleStatus: tcb.moduleStatus, relaunchAdvised: tcb.relaunchAdvised, tcbDate: tcb.tcbDate, advisoryIds: tcb.advisoryIds },
     });
   }
 }

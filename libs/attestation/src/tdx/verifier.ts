@@ -11,7 +11,7 @@ import { readPckTcb, parsePemChain, type PckTcb } from './pck.js';
 import { checkChainValidity, checkCrlListing, cn, p256KeyFromRaw, verifyChain, verifyP256Raw } from './pki.js';
 import { VerificationMemo } from './verification-memo.js';
 import { parseTdxQuote, type TdxQuote } from './quote.js';
-import { applyStatusPolicy, evaluateTcb, type TcbEvaluation } from './tcb.js';
+import { applyStatusPolicy, evaluateTcb, type TcbEvaluation, type TcbVerdictStatus } from './tcb.js';
 
 /** TCB statuses accepted unless configured otherwise: current, or fixable by configuration/software hardening. */
 export const DEFAULT_ACCEPTED_TCB_STATUSES: readonly TcbStatus[] = ['UpToDate', 'SWHardeningNeeded', 'ConfigurationNeeded', 'ConfigurationAndSWHardeningNeeded'];
@@ -21,7 +21,7 @@ export interface DcapVerifierOptions {
   /** Trust anchor (DER or PEM); defaults to the embedded Intel SGX Root CA. */
   trustedRoot?: Buffer | string;
   /** TCB statuses that pass; default DEFAULT_ACCEPTED_TCB_STATUSES. */
-  acceptedStatuses?: readonly TcbStatus[];
+  acceptedStatuses?: readonly TcbVerdictStatus[];
 }
 
 /** What a verified quote proves. */
@@ -65,10 +65,10 @@ export interface AuthenticatedQuote {
   pckIssuer: string;
 }
 
-/** Verifies TDX quotes (v4) with DCAP collateral. */
+/** Verifies TDX quotes (v4, and v5 with a TD 1.0 or TD 1.5 body) with DCAP collateral. */
 export class DcapVerifier {
   readonly #root: X509Certificate;
-  readonly #accepted: ReadonlySet<TcbStatus>;
+  readonly #accepted: ReadonlySet<TcbVerdictStatus>;
   readonly #memo: VerificationMemo;
 
   constructor(options: DcapVerifierOptions = {}) {
@@ -95,7 +95,6 @@ export class DcapVerifier {
    */
   authenticate(quote: Uint8Array | TdxQuote, collateral: DcapCollateral, at: Date): AuthenticatedQuote {
     const q = quote instanceof Uint8Array ? parseTdxQuote(quote) : quote;
-    this.#requireVersion(q);
     const { pck, pckTcb, issuer } = this.#verifyPckChain(q, at);
     this.#checkRevocations(collateral, pck, issuer, at);
     const tcbInfo = this.#signedCollateral(collateral.tcbInfo, collateral.tcbInfoIssuerChain, at, 'TCB info', parseTcbInfo);
@@ -104,17 +103,6 @@ export class DcapVerifier {
     this.#verifyQeReport(q, pck);
     this.#verifyQuoteSignature(q);
     return { quote: q, pckTcb, tcbInfo, qeIdentity, pckIssuer: cn(issuer) };
-  }
-
-  /**
-   * v4, and v5 with a TDX 1.0 body (type 2: the v4 body behind a descriptor the signature covers),
-   * are verified. A v5 TDX 1.5 body (type 3) parses but is refused: no vector proves its TCB checks.
-   */
-  #requireVersion(q: TdxQuote): void {
-    if (q.header.version === 4 || (q.header.version === 5 && q.bodyType === 2)) return;
-    throw new AttestationError('QUOTE_VERSION_UNSUPPORTED', `TDX quote version ${q.header.version} with body type ${q.bodyType} is parsed but not verified (verified: version 4, version 5 with a TDX 1.0 body)`, {
-      details: { version: q.header.version, bodyType: q.bodyType },
-    });
   }
 
   /** The PCK chain in the quote leads to the trusted root and is valid at `at`. */
