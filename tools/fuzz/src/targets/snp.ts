@@ -3,7 +3,7 @@
  * HCL report, the instance info, and the whole verifier over documents built from the real
  * vectors (so mutated certificates reach chain and signature verification).
  */
-import { CERT_TABLE_GUID, encodeCertTable, encodeHclReport, encodeSnpInstanceInfo, NOP_ATTESTATION_LOGGER, REPORT_SIZE } from '@asterism/attestation';
+import { AttestationError, CERT_TABLE_GUID, encodeCertTable, encodeHclReport, encodeSnpInstanceInfo, NOP_ATTESTATION_LOGGER, REPORT_SIZE } from '@asterism/attestation';
 import {
   decodeSnpInstanceInfo,
   parseAmdCertificate,
@@ -38,6 +38,12 @@ function snpVectors() {
     vlekChain: vector('snp/vlekcertchain.pem'),
     arkPem: vector('amd/milan-ark.pem'),
     askPem: vector('amd/milan-ask.pem'),
+    genoaReport: vector('snp/genoa-report-v3.bin'),
+    turinReport: vector('snp/turin-report-v5.bin'),
+    genoaVcekPem: vector('snp/genoa-vcek.pem'),
+    turinVcekPem: vector('snp/turin-vcek.pem'),
+    genoaChain: Buffer.concat([vector('amd/genoa-ask.pem'), vector('amd/genoa-ark.pem')]),
+    turinChain: Buffer.concat([vector('amd/turin-ask.pem'), vector('amd/turin-ark.pem')]),
   };
 }
 
@@ -65,6 +71,8 @@ export function snpTargets(): FuzzTarget[] {
       seeds: [
         { name: 'snp/attestation.bin', bytes: v.azureReport },
         { name: 'snp/report-vlek.hex', bytes: v.vlekReport },
+        { name: 'snp/genoa-report-v3.bin', bytes: v.genoaReport },
+        { name: 'snp/turin-report-v5.bin', bytes: v.turinReport },
       ],
       runs: 4000,
       run: (b) => parseReport(b),
@@ -76,9 +84,21 @@ export function snpTargets(): FuzzTarget[] {
         { name: 'snp/vcek.cert', bytes: v.vcekDer },
         { name: 'snp/vcek.pem', bytes: v.vcekPem },
         { name: 'snp/vlek.pem', bytes: v.vlekPem },
+        { name: 'snp/genoa-vcek.pem', bytes: v.genoaVcekPem },
+        { name: 'snp/turin-vcek.pem', bytes: v.turinVcekPem },
       ],
       runs: 2500,
-      run: (b) => parseSignerCertificate(b, b.includes('SEV-VLEK') ? 'vlek' : 'vcek'),
+      // Every product line's rules over every seed: a Turin VCEK read as Milan must fail typed too.
+      run: (b) => {
+        for (const line of ['Milan', 'Genoa', 'Turin'] as const) {
+          try {
+            parseSignerCertificate(b, b.includes('SEV-VLEK') ? 'vlek' : 'vcek', line);
+          } catch (e) {
+            if (line === 'Turin') throw e;
+            if (!(e instanceof AttestationError)) throw e;
+          }
+        }
+      },
     },
     {
       name: 'snp.chain',
@@ -87,6 +107,8 @@ export function snpTargets(): FuzzTarget[] {
         { name: 'snp/certchain.pem', bytes: v.certChain },
         { name: 'snp/vlekcertchain.pem', bytes: v.vlekChain },
         { name: 'amd/milan-ask.pem + amd/milan-ark.pem', bytes: Buffer.concat([v.askPem, v.arkPem]) },
+        { name: 'amd/genoa-ask.pem + amd/genoa-ark.pem', bytes: v.genoaChain },
+        { name: 'amd/turin-ask.pem + amd/turin-ark.pem', bytes: v.turinChain },
       ],
       runs: 2000,
       run: (b) => parseAmdChain(b.toString('latin1')),

@@ -9,18 +9,21 @@ import { azureTdxTrustedKey, DcapVerifier, decodeDocument, decodeTdxDocument, pa
 import type { FuzzTarget } from '../gate.js';
 import { vector, vectorText } from '../vectors.js';
 
-/** Inside the validity of every TDX vector (testdata/README.md). */
+/** Inside the validity of every TDX 1.0 vector (testdata/README.md). */
 const VECTOR_TIME = new Date('2023-06-20T00:00:00Z');
+/** Inside the validity of the TDX 1.5 quote v5 and its collateral (`td15-*`, testdata/README.md). */
+const TD15_TIME = new Date('2026-03-01T00:00:00Z');
 
-function collateral(): DcapCollateral {
+/** The PCS collateral of testdata/tdx: `prefix` '' for the TD 1.0 quote, 'td15-' for the TD 1.5 one. */
+function collateral(prefix = ''): DcapCollateral {
   return {
-    tcbInfo: vectorText('tdx/tcbinfo.json'),
-    tcbInfoIssuerChain: vectorText('tdx/tcbinfo-issuer-chain.pem'),
-    qeIdentity: vectorText('tdx/qe-identity.json'),
-    qeIdentityIssuerChain: vectorText('tdx/qe-identity-issuer-chain.pem'),
-    pckCrl: vector('tdx/pck-crl.der'),
-    pckCrlIssuerChain: vectorText('tdx/pck-crl-issuer-chain.pem'),
-    rootCrl: vector('tdx/root-crl.der'),
+    tcbInfo: vectorText(`tdx/${prefix}tcbinfo.json`),
+    tcbInfoIssuerChain: vectorText(`tdx/${prefix}tcbinfo-issuer-chain.pem`),
+    qeIdentity: vectorText(`tdx/${prefix}qe-identity.json`),
+    qeIdentityIssuerChain: vectorText(`tdx/${prefix}qe-identity-issuer-chain.pem`),
+    pckCrl: vector(`tdx/${prefix}pck-crl.der`),
+    pckCrlIssuerChain: vectorText(`tdx/${prefix}pck-crl-issuer-chain.pem`),
+    rootCrl: vector(`tdx/${prefix}root-crl.der`),
   };
 }
 
@@ -29,12 +32,12 @@ function collateralJson(c: DcapCollateral): Buffer {
   return Buffer.from(JSON.stringify({ ...c, pckCrl: Buffer.from(c.pckCrl).toString('base64'), rootCrl: Buffer.from(c.rootCrl).toString('base64') }));
 }
 
-function collateralFromJson(b: Buffer): DcapCollateral {
+function collateralFromJson(b: Buffer, fallback: DcapCollateral = collateral()): DcapCollateral {
   let o: Record<string, unknown>;
   try {
     o = JSON.parse(b.toString('utf8')) as Record<string, unknown>;
   } catch {
-    return collateral(); // the JSON wrapper is the gate's, not a parser's: only the members are fuzzed
+    return fallback; // the JSON wrapper is the gate's, not a parser's: only the members are fuzzed
   }
   const text = (k: string) => (typeof o[k] === 'string' ? (o[k] as string) : '');
   return {
@@ -51,6 +54,8 @@ function collateralFromJson(b: Buffer): DcapCollateral {
 /** The TDX targets. */
 export function tdxTargets(): FuzzTarget[] {
   const quote = vector('tdx/quote-v4-spr.dat');
+  const quote15 = vector('tdx/quote-v5-td15-emr.dat');
+  const real15 = collateral('td15-');
   const root = vector('tdx/intel-sgx-root-ca.pem');
   const hcl = vector('tdx/hclreport.bin');
   const real = collateral();
@@ -66,9 +71,27 @@ export function tdxTargets(): FuzzTarget[] {
     {
       name: 'tdx.quote',
       parser: 'parseTdxQuote (libs/attestation/src/tdx/quote.ts)',
-      seeds: [{ name: 'tdx/quote-v4-spr.dat', bytes: quote }],
+      seeds: [
+        { name: 'tdx/quote-v4-spr.dat', bytes: quote },
+        { name: 'tdx/quote-v5-td15-emr.dat', bytes: quote15 },
+      ],
       runs: 4000,
       run: (b) => parseTdxQuote(b),
+    },
+    {
+      name: 'tdx.dcap-quote-td15',
+      parser: 'DcapVerifier.verify on a mutated TD 1.5 quote v5 with its collateral (libs/attestation/src/tdx/verifier.ts)',
+      seeds: [{ name: 'tdx/quote-v5-td15-emr.dat', bytes: quote15 }],
+      runs: 1000,
+      run: (b) => verifier.verify(b, real15, TD15_TIME),
+    },
+    {
+      name: 'tdx.dcap-collateral-td15',
+      parser: 'DcapVerifier.verify of the TD 1.5 quote v5 with mutated collateral (td15 TCB info, QE identity, CRLs, issuer chains)',
+      seeds: [{ name: 'tdx/td15-*.json, tdx/td15-*.pem, tdx/td15-*.der', bytes: collateralJson(real15) }],
+      runs: 600,
+      shape: { json: true },
+      run: (b) => verifier.verify(quote15, collateralFromJson(b, real15), TD15_TIME),
     },
     {
       name: 'tdx.dcap-quote',
