@@ -21,6 +21,8 @@ const require = createRequire(import.meta.url);
 
 /** The fuse Node's binary carries for single executable applications (Node 20 documentation). */
 export const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+/** The script's name inside the executable (stack traces show `asterism.cjs:<line>`). */
+const SCRIPT_NAME = 'asterism.cjs';
 /** The ELF note the preparation blob goes into. */
 export const SEA_RESOURCE = 'NODE_SEA_BLOB';
 
@@ -56,18 +58,22 @@ function seaConfig(script: string, blob: string): string {
   return `${JSON.stringify({ main: script, output: blob, disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: false }, null, 2)}\n`;
 }
 
-/** The cache key: script bytes, Node binary, postject version and the config (paths left out). */
+/** The cache key: script bytes, Node binary, postject version and the config. */
 async function inputHash(script: string, nodeBinary: string): Promise<string> {
   const postject = (require('postject/package.json') as { version: string }).version;
-  return sha256Parts(['asterism-sea-v1', readFileSync(script), await sha256File(nodeBinary), postject, seaConfig('main', 'blob')]);
+  return sha256Parts(['asterism-sea-v2', readFileSync(script), await sha256File(nodeBinary), postject, seaConfig(SCRIPT_NAME, 'sea.blob')]);
 }
 
-/** Blob + copy of Node + injection, in `work`; returns the executable's path. */
+/**
+ * Blob + copy of Node + injection, in `work`; returns the executable's path. The blob records
+ * the script's path as given (it names the script in stack traces), so the script is copied to
+ * `asterism.cjs` in `work` and named relatively: the build folder does not change the bytes.
+ */
 async function build(script: string, nodeBinary: string, work: string): Promise<string> {
+  copyFileSync(script, join(work, SCRIPT_NAME));
+  writeFileSync(join(work, 'sea-config.json'), seaConfig(SCRIPT_NAME, 'sea.blob'));
+  await run(nodeBinary, ['--experimental-sea-config', 'sea-config.json'], { cwd: work });
   const blob = join(work, 'sea.blob');
-  const config = join(work, 'sea-config.json');
-  writeFileSync(config, seaConfig(script, blob));
-  await run(nodeBinary, ['--experimental-sea-config', config], { cwd: work });
   const exe = join(work, 'asterism');
   copyFileSync(nodeBinary, exe);
   chmodSync(exe, 0o755);
