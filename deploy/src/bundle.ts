@@ -118,6 +118,11 @@ export interface BundleOptions {
    * script and can `require` only Node's built-in modules; docs/adr/0032).
    */
   format?: 'esm' | 'cjs';
+  /**
+   * One file and nothing next to it (implied by `cjs`): no source map, the health proto embedded
+   * instead of copied (a CLI bundle that can be moved anywhere).
+   */
+  singleFile?: boolean;
   /** esbuild `define`s (identifier -> JSON text), e.g. build facts stamped into the CLI. */
   define?: Record<string, string>;
 }
@@ -129,6 +134,7 @@ export async function bundleApp(app: string, opts: BundleOptions = {}): Promise<
   if (!existsSync(entry)) throw new Error(`cannot bundle ${app}: ${entry} does not exist`);
   const outDir = join(opts.outRoot ?? join(root, 'dist'), app);
   const cjs = opts.format === 'cjs';
+  const single = cjs || opts.singleFile === true;
   const outfile = join(outDir, cjs ? 'main.cjs' : 'main.mjs');
   const started = Date.now();
   await esbuild.build({
@@ -139,7 +145,7 @@ export async function bundleApp(app: string, opts: BundleOptions = {}): Promise<
     platform: 'node',
     format: cjs ? 'cjs' : 'esm',
     target: 'node20',
-    sourcemap: cjs ? false : 'linked',
+    sourcemap: single ? false : 'linked',
     legalComments: 'linked',
     banner: { js: cjs ? CJS_BANNER : BANNER },
     define: { ...(cjs ? { 'import.meta.url': '__asterismImportMetaUrl' } : {}), ...opts.define },
@@ -147,7 +153,7 @@ export async function bundleApp(app: string, opts: BundleOptions = {}): Promise<
     conditions: ['node', 'import', 'default'],
     mainFields: ['module', 'main'],
     logLevel: 'warning',
-    plugins: cjs ? [healthProtoPlugin(true), missingOptionalPlugin] : [healthProtoPlugin(false)],
+    plugins: cjs ? [healthProtoPlugin(true), missingOptionalPlugin] : [healthProtoPlugin(single)],
   });
   const req = createRequire(join(appDir, 'package.json'));
   let healthPkg: string | undefined;
@@ -156,7 +162,7 @@ export async function bundleApp(app: string, opts: BundleOptions = {}): Promise<
   } catch {
     healthPkg = undefined;
   }
-  if (healthPkg && !cjs) {
+  if (healthPkg && !single) {
     const protoOut = join(outDir, 'proto', 'health', 'v1');
     mkdirSync(protoOut, { recursive: true });
     copyFileSync(join(healthPkg, 'proto', 'health', 'v1', 'health.proto'), join(protoOut, 'health.proto'));

@@ -33,11 +33,12 @@ export async function cliBuildFacts(root = REPO_ROOT): Promise<CliBuildFacts> {
   return { version: r.version, commit: r.commit, kubernetesVersions: r.kubernetesVersions, attestationVariants: r.attestationVariants };
 }
 
-/** Bundles the CLI into `<outRoot>/cli/main.mjs` or `main.cjs` with `facts` stamped in. */
+/** Bundles the CLI into one file, `<outRoot>/cli/main.mjs` or `main.cjs`, with `facts` stamped in. */
 export async function bundleCli(outRoot: string, format: 'esm' | 'cjs', facts: CliBuildFacts): Promise<BundleResult> {
   return bundleApp('cli', {
     outRoot,
     format,
+    singleFile: true,
     define: {
       __ASTERISM_BUILD_COMMIT__: JSON.stringify(facts.commit),
       __ASTERISM_KUBERNETES_VERSIONS__: JSON.stringify(facts.kubernetesVersions),

@@ -10,7 +10,7 @@ import { sha256File } from './hashing.js';
 
 /** One artifact of the release. */
 export interface Artifact {
-  kind: 'cli' | 'cli-licenses' | 'helm-chart' | 'image' | 'bootstrapper-bundle';
+  kind: 'cli' | 'cli-bundle' | 'cli-licenses' | 'helm-chart' | 'image' | 'bootstrapper-bundle';
   /** Relative to the release folder. */
   path: string;
   sha256: string;

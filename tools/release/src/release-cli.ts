@@ -1,9 +1,10 @@
 /**
  * `bash tools/scripts/release.sh [--out <dir>] [--cli-only] [--no-cache]`: the release build
  * (release.ts) into `dist/release/` (default); prints every artifact with its SHA-256. Also copies
- * the executable to `dist/asterism` (the path the README's install step uses).
+ * the executable to `dist/asterism` (the path the README's install step uses) and the ESM bundle
+ * to `apps/cli/dist/asterism.mjs` (what apps/cli's `bin` runs).
  */
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { REPO_ROOT } from '@asterism/deploy';
@@ -32,8 +33,11 @@ async function main(): Promise<number> {
   const m = await buildRelease({ outDir, cliOnly: values['cli-only'] === true, ...(values['no-cache'] ? { seaCache: null } : {}), progress: (l) => process.stderr.write(`release: ${l}\n`) });
   const exe = m.artifacts.find((a) => a.kind === 'cli')!;
   copyFileSync(join(outDir, exe.path), join(REPO_ROOT, 'dist', 'asterism'));
+  const bundle = m.artifacts.find((a) => a.kind === 'cli-bundle')!;
+  mkdirSync(join(REPO_ROOT, 'apps', 'cli', 'dist'), { recursive: true });
+  copyFileSync(join(outDir, bundle.path), join(REPO_ROOT, 'apps', 'cli', 'dist', 'asterism.mjs'));
   for (const a of m.artifacts) process.stdout.write(`${a.sha256}  ${a.path}${a.digest ? `  (${a.ref}@${a.digest})` : ''}\n`);
-  process.stderr.write(`release: ${outDir}/manifest.json and SHA256SUMS; dist/asterism; ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  process.stderr.write(`release: ${outDir}/manifest.json and SHA256SUMS; dist/asterism; apps/cli/dist/asterism.mjs (npx asterism); ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   return 0;
 }
 

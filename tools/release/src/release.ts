@@ -53,14 +53,21 @@ interface Build {
   o: ReleaseOptions;
 }
 
-/** The executable and its third-party licence texts. */
+/** The executable, the ESM bundle for a machine with Node 20 (apps/cli's `bin`), and the third-party licence texts. */
 async function cliStage(b: Build): Promise<Artifact[]> {
+  const esm = await bundleCli(join(b.work, 'cli-esm'), 'esm', b.facts);
+  const mjs = join(b.out, `asterism-${b.facts.version}.mjs`);
+  await copyFile(esm.outfile, mjs);
   const bundle = await bundleCli(join(b.work, 'cli'), 'cjs', b.facts);
   const exe = join(b.out, `asterism-${b.facts.version}-linux-amd64`);
   const sea = await buildSea({ script: bundle.outfile, output: exe, ...(b.o.seaCache !== undefined ? { cacheDir: b.o.seaCache } : {}) });
   b.o.progress?.(`  ${exe}: ${(sea.bytes / 1048576).toFixed(1)} MiB, ${sea.cached ? 'cached' : 'built'} in ${(sea.ms / 1000).toFixed(1)} s`);
   await copyFile(`${bundle.outfile}.LEGAL.txt`, `${exe}.LEGAL.txt`);
-  return [await artifact(b.out, exe, { kind: 'cli', name: 'asterism', platform: PLATFORM }), await artifact(b.out, `${exe}.LEGAL.txt`, { kind: 'cli-licenses', name: 'asterism' })];
+  return [
+    await artifact(b.out, exe, { kind: 'cli', name: 'asterism', platform: PLATFORM }),
+    await artifact(b.out, mjs, { kind: 'cli-bundle', name: 'asterism', platform: 'node20' }),
+    await artifact(b.out, `${exe}.LEGAL.txt`, { kind: 'cli-licenses', name: 'asterism' }),
+  ];
 }
 
 async function chartStage(b: Build): Promise<Artifact[]> {
