@@ -1,8 +1,7 @@
 /**
  * The Helm charts as release archives: `helm package` of each chart in deploy/charts (the umbrella
  * after `helm dependency build`, on a copy so the checkout is not touched), each archive then
- * re-packed reproducibly (helm stamps the packaging time into every entry), including the
- * subchart archives inside the umbrella chart.
+ * re-packed reproducibly (helm stamps the packaging time into every entry).
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -59,7 +58,7 @@ async function helmPackage(helm: string, chartDir: string, outDir: string, epoch
   return { ...meta, file };
 }
 
-/** Packages every chart (subcharts first, so the umbrella embeds the reproducible archives). */
+/** Packages every chart; helm stores the umbrella's subcharts unpacked in its `charts/`, re-packed with the rest. */
 export async function packageCharts(o: PackageChartsOptions): Promise<PackagedChart[]> {
   const work = await mkdtemp(join(tmpdir(), 'asterism-charts-'));
   try {
@@ -75,7 +74,6 @@ export async function packageCharts(o: PackageChartsOptions): Promise<PackagedCh
       if (!(await isUmbrella(c))) continue;
       await rm(join(c, 'charts'), { recursive: true, force: true });
       await run(o.helm, ['dependency', 'build', c]);
-      for (const sub of await readdir(join(c, 'charts'))) if (sub.endsWith('.tgz')) await repack(join(c, 'charts', sub), o.epoch);
       out.push(await helmPackage(o.helm, c, o.outDir, o.epoch));
     }
     return out.sort((a, b) => basename(a.file).localeCompare(basename(b.file)));
