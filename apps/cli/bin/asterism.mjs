@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `asterism` through npm's bin link (`npx asterism` in this checkout): the single-file bundle
+// `asterism` through npm's bin link (node_modules/.bin/asterism of this checkout): the single-file bundle
 // apps/cli/dist/asterism.mjs when it was built (`bash tools/scripts/release.sh --cli-only`), else
 // the TypeScript sources through tsx. The bundle is self-contained: it runs on any Node 20 without
 // node_modules. Without Node, use the executable (dist/asterism, docs/adr/0032).

@@ -37,7 +37,7 @@ async function main(): Promise<number> {
   mkdirSync(join(REPO_ROOT, 'apps', 'cli', 'dist'), { recursive: true });
   copyFileSync(join(outDir, bundle.path), join(REPO_ROOT, 'apps', 'cli', 'dist', 'asterism.mjs'));
   for (const a of m.artifacts) process.stdout.write(`${a.sha256}  ${a.path}${a.digest ? `  (${a.ref}@${a.digest})` : ''}\n`);
-  process.stderr.write(`release: ${outDir}/manifest.json and SHA256SUMS; dist/asterism; apps/cli/dist/asterism.mjs (npx asterism); ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  process.stderr.write(`release: ${outDir}/manifest.json and SHA256SUMS; dist/asterism; apps/cli/dist/asterism.mjs (node_modules/.bin/asterism); ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   return 0;
 }
 
