@@ -53,43 +53,107 @@ const BANNER = [
   'const __dirname = __asterismDirname(__filename);',
 ].join('\n');
 
-/** Rewrites grpc-health-check's proto include dir to `<bundle dir>/proto`. */
-const healthProtoPlugin: esbuild.Plugin = {
-  name: 'grpc-health-check-proto',
+/**
+ * grpc-health-check loads `health/v1/health.proto` from disk when it is imported. The ESM form
+ * points its include dir at `<bundle dir>/proto` (the proto is copied there); the CommonJS form
+ * (a single executable has no files next to it) gets the proto compiled to protobufjs JSON at
+ * bundle time and loads that instead (`@grpc/proto-loader`'s `fromJSON`, same package definition).
+ */
+function healthProtoPlugin(embed: boolean): esbuild.Plugin {
+  return {
+    name: 'grpc-health-check-proto',
+    setup(build) {
+      build.onLoad({ filter: /grpc-health-check[\\/]build[\\/]src[\\/]health\.js$/ }, async (args) => {
+        const { readFile } = await import('node:fs/promises');
+        const src = await readFile(args.path, 'utf8');
+        const needles = embed ? ["(0, proto_loader_1.loadSync)('health/v1/health.proto', {"] : ['includeDirs: [`${__dirname}/../../proto`]'];
+        for (const needle of needles) if (!src.includes(needle)) throw new Error(`grpc-health-check changed: ${args.path} no longer contains ${needle}`);
+        if (!embed) return { contents: src.replace(needles[0]!, "includeDirs: [require('node:path').join(__dirname, 'proto')]"), loader: 'js' };
+        const protobuf = createRequire(args.path)('protobufjs') as { loadSync(file: string): { toJSON(): unknown } };
+        const json = JSON.stringify(protobuf.loadSync(join(dirname(args.path), '..', '..', 'proto', 'health', 'v1', 'health.proto')).toJSON());
+        return { contents: src.replace(needles[0]!, `(0, proto_loader_1.fromJSON)(${json}, {`), loader: 'js' };
+      });
+    },
+  };
+}
+
+/**
+ * Optional packages the bundled dependencies probe with `require` inside try/catch and that are
+ * not installed: ws (`bufferutil`, `utf-8-validate`), node-fetch (`encoding`), the AWS SDK's
+ * signers (`@aws-sdk/signature-v4-crt`, `@aws-sdk/signature-v4a`).
+ */
+export const NOT_INSTALLED_OPTIONAL = ['bufferutil', 'utf-8-validate', 'encoding', '@aws-sdk/signature-v4-crt', '@aws-sdk/signature-v4a'];
+
+/**
+ * CommonJS form only: each package of {@link NOT_INSTALLED_OPTIONAL} becomes a module that throws
+ * Node's "not found" error. Left as a bare `require`, a single executable would print a warning on
+ * every start (its `require` knows only built-in modules) before throwing the same error.
+ */
+const missingOptionalPlugin: esbuild.Plugin = {
+  name: 'missing-optional-modules',
   setup(build) {
-    build.onLoad({ filter: /grpc-health-check[\\/]build[\\/]src[\\/]health\.js$/ }, async (args) => {
-      const { readFile } = await import('node:fs/promises');
-      const src = await readFile(args.path, 'utf8');
-      const needle = 'includeDirs: [`${__dirname}/../../proto`]';
-      if (!src.includes(needle)) throw new Error(`grpc-health-check changed: ${args.path} no longer contains ${needle}`);
-      return { contents: src.replace(needle, "includeDirs: [require('node:path').join(__dirname, 'proto')]"), loader: 'js' };
-    });
+    const filter = new RegExp(`^(${NOT_INSTALLED_OPTIONAL.map((m) => m.replace(/[/@.-]/g, '\\$&')).join('|')})$`);
+    build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'missing-optional' }));
+    build.onLoad({ filter: /.*/, namespace: 'missing-optional' }, (args) => ({
+      contents: `const e = new Error(${JSON.stringify(`Cannot find module '${args.path}'`)}); e.code = 'MODULE_NOT_FOUND'; throw e;`,
+      loader: 'js',
+    }));
   },
 };
 
-/** Bundles a program (`apps/<app>/src/main.ts` or an extra entry point) into `<outRoot>/<app>/main.mjs`. */
-export async function bundleApp(app: string, opts: { outRoot?: string; root?: string } = {}): Promise<BundleResult> {
+/**
+ * The CommonJS form's banner: `import.meta.url` (esbuild leaves it empty in CommonJS) becomes the
+ * file's URL. Inside a Node single executable application `__filename` is the executable.
+ */
+const CJS_BANNER = "var __asterismImportMetaUrl = require('node:url').pathToFileURL(typeof __filename === 'string' ? __filename : process.execPath).href;";
+
+/** Options of {@link bundleApp}. */
+export interface BundleOptions {
+  /** Output root (default `dist/` of the checkout); the bundle goes to `<outRoot>/<app>/`. */
+  outRoot?: string;
+  root?: string;
+  /**
+   * `esm` (default): `main.mjs`, what the images run. `cjs`: `main.cjs` with every import inlined
+   * and no source map, what a Node single executable application embeds (it runs one CommonJS
+   * script and can `require` only Node's built-in modules; docs/adr/0032).
+   */
+  format?: 'esm' | 'cjs';
+  /**
+   * One file and nothing next to it (implied by `cjs`): no source map, the health proto embedded
+   * instead of copied (a CLI bundle that can be moved anywhere).
+   */
+  singleFile?: boolean;
+  /** esbuild `define`s (identifier -> JSON text), e.g. build facts stamped into the CLI. */
+  define?: Record<string, string>;
+}
+
+/** Bundles a program (`apps/<app>/src/main.ts` or an extra entry point) into `<outRoot>/<app>/main.mjs` (or `main.cjs`). */
+export async function bundleApp(app: string, opts: BundleOptions = {}): Promise<BundleResult> {
   const root = opts.root ?? REPO_ROOT;
   const { entry, appDir } = entryPoint(app, root);
   if (!existsSync(entry)) throw new Error(`cannot bundle ${app}: ${entry} does not exist`);
   const outDir = join(opts.outRoot ?? join(root, 'dist'), app);
-  const outfile = join(outDir, 'main.mjs');
+  const cjs = opts.format === 'cjs';
+  const single = cjs || opts.singleFile === true;
+  const outfile = join(outDir, cjs ? 'main.cjs' : 'main.mjs');
   const started = Date.now();
   await esbuild.build({
     entryPoints: [entry],
     outfile,
+    absWorkingDir: root,
     bundle: true,
     platform: 'node',
-    format: 'esm',
+    format: cjs ? 'cjs' : 'esm',
     target: 'node20',
-    sourcemap: 'linked',
+    sourcemap: single ? false : 'linked',
     legalComments: 'linked',
-    banner: { js: BANNER },
+    banner: { js: cjs ? CJS_BANNER : BANNER },
+    define: { ...(cjs ? { 'import.meta.url': '__asterismImportMetaUrl' } : {}), ...opts.define },
     // The workspace packages export TypeScript sources; esbuild compiles them on the fly.
     conditions: ['node', 'import', 'default'],
     mainFields: ['module', 'main'],
     logLevel: 'warning',
-    plugins: [healthProtoPlugin],
+    plugins: cjs ? [healthProtoPlugin(true), missingOptionalPlugin] : [healthProtoPlugin(single)],
   });
   const req = createRequire(join(appDir, 'package.json'));
   let healthPkg: string | undefined;
@@ -98,7 +162,7 @@ export async function bundleApp(app: string, opts: { outRoot?: string; root?: st
   } catch {
     healthPkg = undefined;
   }
-  if (healthPkg) {
+  if (healthPkg && !single) {
     const protoOut = join(outDir, 'proto', 'health', 'v1');
     mkdirSync(protoOut, { recursive: true });
     copyFileSync(join(healthPkg, 'proto', 'health', 'v1', 'health.proto'), join(protoOut, 'health.proto'));

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** asterism CLI: `init` creates a cluster through the first node's attested InitServer; `verify` attests a node; `recover` unlocks nodes after a full control-plane outage. */
+/** asterism CLI: `init` creates a cluster through the first node's attested InitServer; `verify` attests a node; `recover` unlocks nodes after a full control-plane outage; `version` says what this build is. */
 import * as grpc from '@grpc/grpc-js';
 import { ConfigError } from './config/cli-config.js';
 import { ServicesDeployError } from './init/deploy-services.js';
@@ -9,6 +9,7 @@ import { recoverCommand } from './recover/recover-cli.js';
 import { EXIT, UsageError } from './usage.js';
 import { CliValidatorError } from './validators/errors.js';
 import { verifyCommand } from './verify/verify-cli.js';
+import { versionCommand } from './version/version-cli.js';
 import { VerifyNodeError } from './verify/running-node.js';
 
 const USAGE = `Usage: asterism <command> [flags]
@@ -17,6 +18,7 @@ Commands:
   init     initialize the first control-plane node and create the cluster
   verify   attest a node and compare its measurements with the expected ones
   recover  unlock nodes that wait for recovery (every control plane rebooted at once)
+  version  print the CLI version, its commit, the supported Kubernetes versions and attestation variants
   help     show this help (also: asterism <command> --help)
 
 Settings come from flags, then from the config file (default ./asterism-conf.yaml):
@@ -35,6 +37,9 @@ async function main(argv: string[]): Promise<number> {
         return await verifyCommand(rest, out);
       case 'recover':
         return await recoverCommand(rest, out);
+      case 'version':
+      case '--version':
+        return await versionCommand(rest, out);
       case undefined:
       case 'help':
       case '-h':

@@ -8,7 +8,7 @@ import { buildImages, type ImageManifest } from './build.js';
 import { imageCatalog, kubeadmImageTags, SERVICE_BUNDLES, type ImageSpec } from './catalog.js';
 
 export { buildImages, containerfile, type BuiltImage, type ImageManifest } from './build.js';
-export { ASTERISM_IMAGE_TAG, imageCatalog, KUBERNETES_VERSION, LOCAL_IMAGE_REPOSITORY, parseImageList, type ImageSpec } from './catalog.js';
+export { ASTERISM_IMAGE_TAG, imageCatalog, KUBERNETES_VERSION, LOCAL_IMAGE_REPOSITORY, parseImageList, SERVICE_BUNDLES, type ImageSpec } from './catalog.js';
 export { canonicalPath, RootfsStage } from './rootfs.js';
 
 /** Default output folder: `dist/images` of this checkout (git-ignored). */

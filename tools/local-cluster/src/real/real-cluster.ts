@@ -193,7 +193,7 @@ export function localHelmValues(first: NodeSpec): Record<string, unknown> {
 
 async function startForwards(layout: ClusterLayout, first: NodeSpec): Promise<Forward[]> {
   const mk = (name: string, hostPort: number, target: string) => startForward({ name, hostPort, target, socket: join(layout.root, `${name}.sock`), log: join(layout.root, `forward-${name}.log`) });
-  return [await mk('apiserver', API_FORWARD_PORT, `${first.ip}:6443`), await mk('joinservice', JOIN_FORWARD_PORT, `${first.ip}:30090`)];
+  return [await mk('apiserver', API_FORWARD_PORT, `${first.ip}:6443`), await mk('joinservice', JOIN_FORWARD_PORT, `${first.ip}:30090`), await mk('verification', VERIFY_GRPC_PORT, `${first.ip}:${VERIFY_GRPC_PORT}`)];
 }
 
 /** The CLI's kubeconfig with the server replaced by the host's forward. */
