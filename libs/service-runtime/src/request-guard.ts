@@ -1,0 +1,154 @@
+import { constants as http2 } from 'node:http2';
+import * as grpc from '@grpc/grpc-js';
+import { AsterismError } from '@asterism/errors';
+import type { CallObserver, Logger } from '@asterism/logger';
+import { toStatus } from './rpc-status.js';
+
+/** Why the server shape ended a stream before its handler ran. */
+export type StreamRefusalCode = 'REQUEST_TIMEOUT' | 'REQUEST_MISSING';
+
+/** A stream whose request never (completely) arrived; ended by the server shape, not by a handler. */
+export class StreamRefusal extends AsterismError<StreamRefusalCode> {}
+
+/**
+ * REQUEST_TIMEOUT is DEADLINE_EXCEEDED: the request's bytes did not arrive in time, which for an
+ * honest client is its network (a retry is the right reaction); a request that ended without a
+ * message is the client's mistake (INVALID_ARGUMENT), where grpc-js would say UNIMPLEMENTED.
+ */
+const STATUS_OF: Record<StreamRefusalCode, grpc.status> = {
+  REQUEST_TIMEOUT: grpc.status.DEADLINE_EXCEEDED,
+  REQUEST_MISSING: grpc.status.INVALID_ARGUMENT,
+};
+
+/** How a stream ended without a request: the two refusals above, or the peer reset it first. */
+export type AbandonReason = StreamRefusalCode | 'PEER_CANCELLED';
+
+/** Options of {@link requestGuard}. */
+export interface RequestGuardOptions {
+  /** Time from the server asking for a stream's request to its complete arrival (half-close); then the stream is ended. */
+  arrivalMs: number;
+  logger: Logger;
+  /** Counts the refusals as finished calls (the server's metrics). */
+  observe?: CallObserver;
+  /** Connections remembered for "logged once per connection" (oldest forgotten first). */
+  rememberConnections?: number;
+}
+
+/** The base call grpc-js hands the innermost interceptor; its HTTP/2 stream is not in the typed interface. */
+interface WithStream {
+  stream?: { close?: (code: number) => void; closed?: boolean; destroyed?: boolean };
+}
+
+/**
+ * The innermost interceptor of the server shape (docs/adr/0027): a stream whose request (message and
+ * half-close) has not arrived within `arrivalMs` of the server asking for it is answered DEADLINE_EXCEEDED and
+ * reset (RST_STREAM NO_ERROR, so its slot under grpc.max_concurrent_streams is free again); a
+ * stream half-closed without a message is answered INVALID_ARGUMENT before its handler runs. Such
+ * streams, and streams the peer reset before their request arrived, are logged once per connection
+ * and reason at info (never a line per stream: an attested peer can open thousands), and counted
+ * in the metrics as finished calls. Only for services whose methods take a single request message.
+ */
+export function requestGuard(options: RequestGuardOptions): grpc.ServerInterceptor {
+  const logged = new AbandonLog(options.logger, options.rememberConnections ?? 4096);
+  return (method, call) => {
+    if (method.requestStream) return new grpc.ServerInterceptingCall(call);
+    const started = process.hrtime.bigint();
+    // Read now: once the connection is gone grpc-js names every peer 'unknown'.
+    const peer = call.getPeer();
+    let arrived = false;
+    let ended = false;
+    let message = false;
+    const stream = (call as unknown as WithStream).stream;
+    const abandoned = () => {
+      if (ended) return;
+      ended = true;
+      logged.note(peer, 'PEER_CANCELLED', method.path);
+    };
+    const refuse = (code: StreamRefusalCode, details: string) => {
+      if (ended) return;
+      // A reset stream ends its readable side too: that is the peer leaving, not a missing request.
+      if (stream?.closed || stream?.destroyed) return abandoned();
+      ended = true;
+      const status = toStatus(new StreamRefusal(code, details), STATUS_OF);
+      options.observe?.({ method: method.path, code: status.code, durationMs: Number(process.hrtime.bigint() - started) / 1e6 });
+      logged.note(peer, code, method.path);
+      call.sendStatus(status);
+      // HTTP/2 lets a server reset a stream with NO_ERROR after its complete response (RFC 9113 8.1):
+      // without it a peer that never half-closes keeps the stream, and its slot, forever.
+      if (stream?.close && !stream.closed) stream.close(http2.NGHTTP2_NO_ERROR);
+    };
+    let timer: NodeJS.Timeout | undefined;
+    // The clock starts when the chain above first asks for the request (after an attestation gate
+    // accepted the metadata): the gate's own validation time is bounded by the gate.
+    const arm = () => {
+      if (timer || ended || arrived) return;
+      timer = setTimeout(() => refuse('REQUEST_TIMEOUT', `the request did not arrive within ${options.arrivalMs} ms`), options.arrivalMs);
+      timer.unref();
+    };
+    return new GuardedCall(call, arm, {
+      start(next) {
+        next({
+          onReceiveMessage(msg, nextMessage) {
+            message = true;
+            nextMessage(msg);
+          },
+          onReceiveHalfClose(nextHalfClose) {
+            clearTimeout(timer);
+            arrived = true;
+            if (!message) return refuse('REQUEST_MISSING', 'the request ended without a message');
+            nextHalfClose();
+          },
+          onCancel() {
+            clearTimeout(timer);
+            if (!arrived) abandoned();
+          },
+        });
+      },
+      sendStatus(status, next) {
+        // A status from the chain above (an attestation gate, a handler answering early) ends the wait.
+        clearTimeout(timer);
+        ended = true;
+        next(status);
+      },
+    });
+  };
+}
+
+/** A ServerInterceptingCall that tells the guard when the request is first read. */
+class GuardedCall extends grpc.ServerInterceptingCall {
+  constructor(
+    call: grpc.ServerInterceptingCallInterface,
+    private readonly onRead: () => void,
+    responder: grpc.Responder,
+  ) {
+    super(call, responder);
+  }
+
+  override startRead(): void {
+    this.onRead();
+    super.startRead();
+  }
+}
+
+/** "Logged once per connection and reason": a bounded memory of the connections already named. */
+class AbandonLog {
+  readonly #seen = new Map<string, Set<AbandonReason>>();
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly capacity: number,
+  ) {}
+
+  note(peer: string, reason: AbandonReason, method: string): void {
+    let reasons = this.#seen.get(peer);
+    if (reasons?.has(reason)) return;
+    if (!reasons) {
+      if (this.#seen.size >= this.capacity) this.#seen.delete(this.#seen.keys().next().value as string);
+      reasons = new Set();
+      this.#seen.set(peer, reasons);
+    }
+    reasons.add(reason);
+    const text = reason === 'PEER_CANCELLED' ? 'peer reset a stream before its request arrived' : 'stream ended without its request';
+    this.logger.info(`${text}; further ones on this connection are counted, not logged`, { peer, reason, method });
+  }
+}
