@@ -60,8 +60,6 @@ export default [
       'apps/bootstrapper/src/recovery/recovery-server.ts',
       'apps/bootstrapper/src/verify/verification-service.ts',
       'apps/cli/src/init/grpc-connector.ts',
-      'apps/cli/src/init/init-command.ts',
-      'apps/cli/src/recover/recover-command.ts',
       'apps/cli/src/verify/grpc-attestation-source.ts',
       'apps/cli/src/testing/attestation-servers.fixture.ts',
       'apps/joinservice/src/join-server.ts',

@@ -76,7 +76,9 @@ describe('fromStatus', () => {
     const status = toStatus(new DemoError('BUSY', 'backend down'), TABLE);
     const err = fromStatus(serviceError(status.code, status.details, status.metadata.get(REASON_METADATA)[0] as string), ['BUSY']);
     assert.equal(err.code, 'BUSY');
-    assert.equal(err.message, 'backend down');
+    assert.equal(err.statusDetails, 'backend down');
+    // The message is grpc-js's rendering, as clients printed it before.
+    assert.equal(err.message, `${grpc.status.UNAVAILABLE} UNAVAILABLE: backend down`);
   });
 
   it('a non-status failure becomes UNKNOWN with its cause kept; an RpcError passes through', () => {

@@ -85,8 +85,10 @@ export class RpcError<Reason extends string = string> extends AsterismError<Reas
   /** The status details as received (for display; never parsed). */
   readonly statusDetails: string;
 
-  constructor(status: grpc.status, reason: Reason | undefined, statusDetails: string, options: { cause?: unknown } = {}) {
-    super(reason ?? (grpc.status[status] as StatusCodeName | undefined) ?? 'UNKNOWN', statusDetails || grpc.status[status] || `status ${status}`, { details: { grpcCode: status }, ...options });
+  /** `message` defaults to grpc-js's rendering, `<code> <NAME>: <details>`, which clients print today. */
+  constructor(status: grpc.status, reason: Reason | undefined, statusDetails: string, options: { cause?: unknown; message?: string } = {}) {
+    const name = (grpc.status[status] as StatusCodeName | undefined) ?? 'UNKNOWN';
+    super(reason ?? name, options.message ?? `${status} ${name}: ${statusDetails}`, { details: { grpcCode: status }, ...(options.cause === undefined ? {} : { cause: options.cause }) });
     this.status = status;
     this.reason = reason;
     this.statusDetails = statusDetails;
@@ -105,10 +107,13 @@ export class RpcError<Reason extends string = string> extends AsterismError<Reas
  */
 export function fromStatus<R extends string>(err: unknown, reasons: readonly R[] = []): RpcError<R> {
   if (err instanceof RpcError) return err as RpcError<R>;
-  if (!isServiceError(err)) return new RpcError<R>(grpc.status.UNKNOWN, undefined, err instanceof Error ? err.message : String(err), { cause: err });
+  if (!isServiceError(err)) {
+    const text = err instanceof Error ? err.message : String(err);
+    return new RpcError<R>(grpc.status.UNKNOWN, undefined, text, { cause: err, message: text });
+  }
   const sent = err.metadata?.get(REASON_METADATA)[0];
   const reason = typeof sent === 'string' && (reasons as readonly string[]).includes(sent) ? (sent as R) : undefined;
-  return new RpcError<R>(err.code, reason, err.details ?? '', { cause: err });
+  return new RpcError<R>(err.code, reason, err.details ?? '', { cause: err, message: err.message });
 }
 
 /** True for a grpc-js call failure (an Error with a numeric status code). */

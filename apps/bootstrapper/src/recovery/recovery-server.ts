@@ -3,7 +3,7 @@ import { ClusterKms, dataKeyInfo, MEASUREMENT_SECRET_KEY_ID, parseKmsUri, parseS
 import { AsterismError } from '@asterism/errors';
 import type { Logger } from '@asterism/logger';
 import { recoverproto } from '@asterism/proto';
-import { toStatus } from '@asterism/service-runtime';
+import { GrpcServer, toStatus } from '@asterism/service-runtime';
 
 /** The port the reference's recovery server listens on (docs/protocol/recovery.md). */
 export const RECOVERY_PORT = 9999;
@@ -40,7 +40,8 @@ export interface RecoveredKeys {
  * master secret is refused and changes nothing). The first accepted call resolves {@link keys}.
  */
 export class RecoveryServer {
-  readonly server = new grpc.Server();
+  readonly server: grpc.Server;
+  readonly #shape: GrpcServer;
   #waiting = true;
   #resolve!: (k: RecoveredKeys | 'stopped') => void;
   readonly #keys = new Promise<RecoveredKeys | 'stopped'>((resolve) => (this.#resolve = resolve));
@@ -49,6 +50,9 @@ export class RecoveryServer {
     private readonly disk: RecoveryDisk,
     private readonly logger: Logger,
   ) {
+    // The one server shape (docs/adr/0027); no health service (the reference's recovery server has none).
+    this.#shape = new GrpcServer({ logger });
+    this.server = this.#shape.server;
     this.server.addService(recoverproto.APIService, {
       recover: (call: grpc.ServerUnaryCall<recoverproto.RecoverMessage, recoverproto.RecoverResponse>, done: grpc.sendUnaryData<recoverproto.RecoverResponse>) => {
         this.recover(call.request, call.getPeer()).then(
@@ -56,7 +60,7 @@ export class RecoveryServer {
           (err: unknown) => {
             const status = toStatus(err, STATUS);
             if (status.internal) this.logger.error('recovery failed', { peer: call.getPeer(), err });
-            done({ code: status.code, details: status.details });
+            done(status);
           },
         );
       },
@@ -65,7 +69,7 @@ export class RecoveryServer {
 
   /** Binds `address`; resolves with the bound port. */
   listen(address: string, credentials: grpc.ServerCredentials): Promise<number> {
-    return new Promise((resolve, reject) => this.server.bindAsync(address, credentials, (err, port) => (err ? reject(err) : resolve(port))));
+    return this.#shape.bind(address, credentials);
   }
 
   /** Resolves with the first accepted keys, or 'stopped' once {@link finish} was called first. */
@@ -82,7 +86,7 @@ export class RecoveryServer {
   /** Stops serving (in-flight calls complete). */
   close(): Promise<void> {
     this.finish();
-    return new Promise((resolve) => this.server.tryShutdown(() => resolve()));
+    return this.#shape.drain();
   }
 
   private async recover(req: recoverproto.RecoverMessage, peer: string): Promise<void> {
