@@ -18,7 +18,7 @@ export interface StreamLimits {
  * 32 streams and 5 s leave room for it while a peer holding half-open streams holds 32 per
  * connection for 5 s each.
  */
-export const PEER_STREAM_LIMITS: StreamLimits = { maxConcurrentStreams: 32, requestArrivalMs: 5_000 };
+export const PEER_STREAM_LIMITS = { maxConcurrentStreams: 32, requestArrivalMs: 5_000 } as const satisfies StreamLimits;
 
 /** Options for a gRPC server with logging, metrics, stream limits and (optionally) grpc.health.v1. */
 export interface GrpcServerOptions {

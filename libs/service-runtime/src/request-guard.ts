@@ -34,9 +34,25 @@ export interface RequestGuardOptions {
   rememberConnections?: number;
 }
 
-/** The base call grpc-js hands the innermost interceptor; its HTTP/2 stream is not in the typed interface. */
-interface WithStream {
-  stream?: { close?: (code: number) => void; closed?: boolean; destroyed?: boolean };
+/** The HTTP/2 stream under a call: not in grpc-js's typed interface. */
+interface Http2StreamLike {
+  close?: (code: number) => void;
+  closed?: boolean;
+  destroyed?: boolean;
+}
+
+/**
+ * The HTTP/2 stream of a call, found by walking grpc-js's intercepting calls (`nextCall`) down to
+ * its base call (`stream`): interceptors of the credentials (an aTLS gate) sit below this one.
+ * Private fields of grpc-js 1.14; request-guard.spec.ts and stream-flood.int.spec.ts fail if they move.
+ */
+function streamOf(call: unknown): Http2StreamLike | undefined {
+  let c = call as { stream?: Http2StreamLike; nextCall?: unknown } | undefined;
+  for (let depth = 0; c && depth < 16; depth++) {
+    if (c.stream) return c.stream;
+    c = c.nextCall as typeof c;
+  }
+  return undefined;
 }
 
 /**
@@ -58,7 +74,7 @@ export function requestGuard(options: RequestGuardOptions): grpc.ServerIntercept
     let arrived = false;
     let ended = false;
     let message = false;
-    const stream = (call as unknown as WithStream).stream;
+    const stream = streamOf(call);
     const abandoned = () => {
       if (ended) return;
       ended = true;
