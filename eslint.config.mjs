@@ -75,6 +75,26 @@ export default [
     },
   },
   {
+    // One server shape (docs/adr/0027): product code builds gRPC servers only through GrpcServer.
+    // Fixtures (a peer answering a fixed status) and tools may build their own. The console rule of
+    // the first block is repeated: a later no-restricted-syntax replaces it for these files.
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/*.fixture.ts', '**/testing/**', 'libs/atls/src/test-fixtures.ts', 'libs/service-runtime/src/grpc-server.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='console'][callee.property.name=/^(log|info|debug)$/] > Identifier[name=/secret|key|token|password/i]",
+          message: 'never print secrets',
+        },
+        {
+          selector: "NewExpression[callee.object.name='grpc'][callee.property.name='Server']",
+          message: 'build gRPC servers with GrpcServer from @asterism/service-runtime (the one server shape, docs/adr/0027)',
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.spec.ts'],
     rules: {
       '@nx/enforce-module-boundaries': [

@@ -155,7 +155,7 @@ export class InitServer {
 
 function write(call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>, msg: init.InitResponse): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (call.cancelled) return reject(new Error('client went away'));
+    if (call.cancelled) return reject(new InitFailure('STEP_FAILED', 'init: client went away'));
     call.write(msg, (err?: Error | null) => (err ? reject(err) : resolve()));
   });
 }

@@ -126,9 +126,9 @@ function notWaiting(): RecoveryError {
 function clusterKms(req: recoverproto.RecoverMessage): ClusterKms {
   try {
     const storage = parseStorageUri(req.storageUri);
-    if (storage.type !== 'no-store') throw new Error(`storage backend ${storage.type} is not supported`);
+    if (storage.type !== 'no-store') throw new RecoveryError('KMS_URI_INVALID', `storage backend ${storage.type} is not supported`);
     const cfg = parseKmsUri(req.kmsUri);
-    if (cfg.type !== 'cluster-kms') throw new Error(`KMS backend ${cfg.type} is not supported`);
+    if (cfg.type !== 'cluster-kms') throw new RecoveryError('KMS_URI_INVALID', `KMS backend ${cfg.type} is not supported`);
     return new ClusterKms(cfg.masterSecret);
   } catch (err) {
     throw new RecoveryError('KMS_URI_INVALID', `creating kms client: ${(err as Error).message}`, { cause: err });

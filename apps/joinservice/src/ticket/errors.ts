@@ -20,3 +20,6 @@ export type JoinErrorCode =
 
 /** A ticket could not be issued; `message` has no secrets and is sent to the client unless the code is INTERNAL. */
 export class JoinError extends AsterismError<JoinErrorCode> {}
+
+/** An outbound call of a ticket step that ended without an answer; the step tags it with its code and context. */
+export class OutboundCallError extends AsterismError<'NO_ANSWER' | 'CANCELLED_BY_CLIENT'> {}

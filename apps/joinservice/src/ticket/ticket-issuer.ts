@@ -3,7 +3,7 @@ import { isAsterismError } from '@asterism/errors';
 import type { Logger } from '@asterism/logger';
 import type { join } from '@asterism/proto';
 import { RpcError } from '@asterism/service-runtime';
-import { JoinError } from './errors.js';
+import { JoinError, OutboundCallError } from './errors.js';
 import type {
   CertSansSource,
   ComponentsSource,
@@ -95,11 +95,11 @@ export class TicketIssuer {
       // A ref'd timer (unlike AbortSignal.timeout): the deadline must fire even in an idle process.
       timer = setTimeout(() => {
         local.abort();
-        reject(new Error(`no answer within ${timeoutMs} ms`));
+        reject(new OutboundCallError('NO_ANSWER', `no answer within ${timeoutMs} ms`));
       }, timeoutMs);
       onCancel = () => {
         local.abort();
-        reject(new Error('request cancelled by the client'));
+        reject(new OutboundCallError('CANCELLED_BY_CLIENT', 'request cancelled by the client'));
       };
       if (ctx.signal?.aborted) onCancel();
       else ctx.signal?.addEventListener('abort', onCancel, { once: true });
