@@ -34,6 +34,11 @@ export interface GrpcServerOptions {
   interceptors?: grpc.ServerInterceptor[];
   /** Level of the per-call line for successful calls (loggingInterceptor `okLevel`, default info). */
   okCallLogLevel?: 'info' | 'debug';
+  /**
+   * Level of the per-call line for failed calls (loggingInterceptor `failLevel`): by status code
+   * (default) or debug, for servers whose handlers log their own outcomes, aggregated under a flood.
+   */
+  failedCallLogLevel?: 'by-code' | 'debug';
   /** Extra grpc-js server options. */
   serverOptions?: grpc.ServerOptions;
 }
@@ -60,7 +65,7 @@ export class GrpcServer {
       ...(options.serverOptions ?? {}),
       interceptors: [
         requestGuard({ arrivalMs: limits.requestArrivalMs, logger: options.logger, ...(options.metrics ? { observe: options.metrics.observeCall } : {}) }),
-        loggingInterceptor(options.logger, options.metrics?.observeCall, { okLevel: options.okCallLogLevel ?? 'info' }),
+        loggingInterceptor(options.logger, options.metrics?.observeCall, { okLevel: options.okCallLogLevel ?? 'info', failLevel: options.failedCallLogLevel ?? 'by-code' }),
         ...(options.interceptors ?? []),
       ],
     });

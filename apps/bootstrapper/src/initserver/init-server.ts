@@ -58,7 +58,8 @@ export class InitServer {
   ) {
     this.#attempts = options.secretAttempts ?? new PeerRateLimiter(0.5, 5);
     // The one server shape (docs/adr/0027): no health service (the reference's InitServer has none).
-    this.#shape = new GrpcServer({ logger, serverOptions: { 'grpc.keepalive_time_ms': 15_000, ...serverOptions } });
+    // Call lines at debug: the handler logs each outcome itself, refusals once per 100.
+    this.#shape = new GrpcServer({ logger, okCallLogLevel: 'debug', failedCallLogLevel: 'debug', serverOptions: { 'grpc.keepalive_time_ms': 15_000, ...serverOptions } });
     this.server = this.#shape.server;
     this.server.addService(init.APIService, { init: (call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>) => void this.handle(call) });
   }

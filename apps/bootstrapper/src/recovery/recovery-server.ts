@@ -50,8 +50,9 @@ export class RecoveryServer {
     private readonly disk: RecoveryDisk,
     private readonly logger: Logger,
   ) {
-    // The one server shape (docs/adr/0027); no health service (the reference's recovery server has none).
-    this.#shape = new GrpcServer({ logger });
+    // The one server shape (docs/adr/0027); no health service (the reference's recovery server has
+    // none). Call lines at debug: the handler logs each request and refusal itself.
+    this.#shape = new GrpcServer({ logger, okCallLogLevel: 'debug', failedCallLogLevel: 'debug' });
     this.server = this.#shape.server;
     this.server.addService(recoverproto.APIService, {
       recover: (call: grpc.ServerUnaryCall<recoverproto.RecoverMessage, recoverproto.RecoverResponse>, done: grpc.sendUnaryData<recoverproto.RecoverResponse>) => {

@@ -45,7 +45,7 @@ export class VerificationService {
   ) {
     // The one server shape (docs/adr/0027); no health service (the reference's has none). A
     // successful call is a debug line: any client may ask for quotes at a high rate.
-    this.#shape = new GrpcServer({ logger, okCallLogLevel: 'debug' });
+    this.#shape = new GrpcServer({ logger, okCallLogLevel: 'debug', failedCallLogLevel: 'debug' });
     this.grpcServer = this.#shape.server;
     this.grpcServer.addService(verify.APIService, {
       getAttestation: (call: grpc.ServerUnaryCall<verify.GetAttestationRequest, verify.GetAttestationResponse>, done: grpc.sendUnaryData<verify.GetAttestationResponse>) => {
