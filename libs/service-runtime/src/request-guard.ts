@@ -56,7 +56,8 @@ function streamOf(call: unknown): Http2StreamLike | undefined {
 }
 
 /**
- * The innermost interceptor of the server shape (docs/adr/0027): a stream whose request (message and
+ * The first interceptor of the server shape (docs/adr/0027; below it only the credentials' own, such as
+ * the aTLS gate): a stream whose request (message and
  * half-close) has not arrived within `arrivalMs` of the server asking for it is answered DEADLINE_EXCEEDED and
  * reset (RST_STREAM NO_ERROR, so its slot under grpc.max_concurrent_streams is free again); a
  * stream half-closed without a message is answered INVALID_ARGUMENT before its handler runs. Such
@@ -66,68 +67,84 @@ function streamOf(call: unknown): Http2StreamLike | undefined {
  */
 export function requestGuard(options: RequestGuardOptions): grpc.ServerInterceptor {
   const logged = new AbandonLog(options.logger, options.rememberConnections ?? 4096);
-  return (method, call) => {
-    if (method.requestStream) return new grpc.ServerInterceptingCall(call);
-    const started = process.hrtime.bigint();
-    // Read now: once the connection is gone grpc-js names every peer 'unknown'.
-    const peer = call.getPeer();
-    let arrived = false;
-    let ended = false;
-    let message = false;
-    const stream = streamOf(call);
-    const abandoned = () => {
-      if (ended) return;
-      ended = true;
-      logged.note(peer, 'PEER_CANCELLED', method.path);
-    };
-    const refuse = (code: StreamRefusalCode, details: string) => {
-      if (ended) return;
-      // A reset stream ends its readable side too: that is the peer leaving, not a missing request.
-      if (stream?.closed || stream?.destroyed) return abandoned();
-      ended = true;
-      const status = toStatus(new StreamRefusal(code, details), STATUS_OF);
-      options.observe?.({ method: method.path, code: status.code, durationMs: Number(process.hrtime.bigint() - started) / 1e6 });
-      logged.note(peer, code, method.path);
-      call.sendStatus(status);
-      // HTTP/2 lets a server reset a stream with NO_ERROR after its complete response (RFC 9113 8.1):
-      // without it a peer that never half-closes keeps the stream, and its slot, forever.
-      if (stream?.close && !stream.closed) stream.close(http2.NGHTTP2_NO_ERROR);
-    };
-    let timer: NodeJS.Timeout | undefined;
-    // The clock starts when the chain above first asks for the request (after an attestation gate
-    // accepted the metadata): the gate's own validation time is bounded by the gate.
-    const arm = () => {
-      if (timer || ended || arrived) return;
-      timer = setTimeout(() => refuse('REQUEST_TIMEOUT', `the request did not arrive within ${options.arrivalMs} ms`), options.arrivalMs);
-      timer.unref();
-    };
-    return new GuardedCall(call, arm, {
-      start(next) {
+  return (method, call) => (method.requestStream ? new grpc.ServerInterceptingCall(call) : new CallGuard(method.path, call, options, logged).intercept());
+}
+
+/** The guard of one call: waits for its request, refuses or notes it when it does not come. */
+class CallGuard {
+  readonly #started = process.hrtime.bigint();
+  /** Read now: once the connection is gone grpc-js names every peer 'unknown'. */
+  readonly #peer: string;
+  readonly #stream: Http2StreamLike | undefined;
+  #arrived = false;
+  #ended = false;
+  #message = false;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly path: string,
+    private readonly call: grpc.ServerInterceptingCallInterface,
+    private readonly options: RequestGuardOptions,
+    private readonly logged: AbandonLog,
+  ) {
+    this.#peer = call.getPeer();
+    this.#stream = streamOf(call);
+  }
+
+  intercept(): grpc.ServerInterceptingCall {
+    return new GuardedCall(this.call, () => this.#arm(), {
+      start: (next) =>
         next({
-          onReceiveMessage(msg, nextMessage) {
-            message = true;
+          onReceiveMessage: (msg, nextMessage) => {
+            this.#message = true;
             nextMessage(msg);
           },
-          onReceiveHalfClose(nextHalfClose) {
-            clearTimeout(timer);
-            arrived = true;
-            if (!message) return refuse('REQUEST_MISSING', 'the request ended without a message');
+          onReceiveHalfClose: (nextHalfClose) => {
+            clearTimeout(this.#timer);
+            this.#arrived = true;
+            if (!this.#message) return this.#refuse('REQUEST_MISSING', 'the request ended without a message');
             nextHalfClose();
           },
-          onCancel() {
-            clearTimeout(timer);
-            if (!arrived) abandoned();
+          onCancel: () => {
+            clearTimeout(this.#timer);
+            if (!this.#arrived) this.#abandoned();
           },
-        });
-      },
-      sendStatus(status, next) {
+        }),
+      sendStatus: (status, next) => {
         // A status from the chain above (an attestation gate, a handler answering early) ends the wait.
-        clearTimeout(timer);
-        ended = true;
+        clearTimeout(this.#timer);
+        this.#ended = true;
         next(status);
       },
     });
-  };
+  }
+
+  /** The clock starts when the chain above first asks for the request (after an attestation gate accepted the metadata: its own time is bounded by the gate). */
+  #arm(): void {
+    if (this.#timer || this.#ended || this.#arrived) return;
+    this.#timer = setTimeout(() => this.#refuse('REQUEST_TIMEOUT', `the request did not arrive within ${this.options.arrivalMs} ms`), this.options.arrivalMs);
+    this.#timer.unref();
+  }
+
+  #abandoned(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.logged.note(this.#peer, 'PEER_CANCELLED', this.path);
+  }
+
+  #refuse(code: StreamRefusalCode, details: string): void {
+    if (this.#ended) return;
+    // A reset stream ends its readable side too: that is the peer leaving, not a missing request.
+    if (this.#stream?.closed || this.#stream?.destroyed) return this.#abandoned();
+    this.#ended = true;
+    const status = toStatus(new StreamRefusal(code, details), STATUS_OF);
+    this.options.observe?.({ method: this.path, code: status.code, durationMs: Number(process.hrtime.bigint() - this.#started) / 1e6 });
+    this.logged.note(this.#peer, code, this.path);
+    this.call.sendStatus(status);
+    // HTTP/2 lets a server reset a stream with NO_ERROR after its complete response (RFC 9113 8.1):
+    // without it a peer that never half-closes keeps the stream, and its slot, forever.
+    if (this.#stream?.close && !this.#stream.closed) this.#stream.close(http2.NGHTTP2_NO_ERROR);
+  }
 }
 
 /** A ServerInterceptingCall that tells the guard when the request is first read. */
