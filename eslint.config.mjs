@@ -60,8 +60,6 @@ export default [
       'apps/bootstrapper/src/recovery/recovery-server.ts',
       'apps/bootstrapper/src/verify/verification-service.ts',
       'apps/cli/src/init/grpc-connector.ts',
-      'apps/cli/src/init/init-command.ts',
-      'apps/cli/src/recover/recover-command.ts',
       'apps/cli/src/verify/grpc-attestation-source.ts',
       'apps/cli/src/testing/attestation-servers.fixture.ts',
       'apps/joinservice/src/join-server.ts',
@@ -73,6 +71,26 @@ export default [
       '@typescript-eslint/no-restricted-imports': [
         'error',
         { paths: [{ name: '@grpc/grpc-js', message: 'map errors to gRPC statuses at the RPC boundary (toStatus in @asterism/service-runtime); domain modules throw AsterismErrors' }] },
+      ],
+    },
+  },
+  {
+    // One server shape (docs/adr/0027): product code builds gRPC servers only through GrpcServer.
+    // Fixtures (a peer answering a fixed status) and tools may build their own. The console rule of
+    // the first block is repeated: a later no-restricted-syntax replaces it for these files.
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/*.fixture.ts', '**/testing/**', 'libs/atls/src/test-fixtures.ts', 'libs/service-runtime/src/grpc-server.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='console'][callee.property.name=/^(log|info|debug)$/] > Identifier[name=/secret|key|token|password/i]",
+          message: 'never print secrets',
+        },
+        {
+          selector: "NewExpression[callee.object.name='grpc'][callee.property.name='Server']",
+          message: 'build gRPC servers with GrpcServer from @asterism/service-runtime (the one server shape, docs/adr/0027)',
+        },
       ],
     },
   },

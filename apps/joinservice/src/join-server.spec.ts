@@ -5,7 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import { K8sError } from '@asterism/k8s';
 import { createLogger, setJoinId } from '@asterism/logger';
 import type { join } from '@asterism/proto';
-import { PeerRateLimiter } from '@asterism/service-runtime';
+import { PeerRateLimiter, REASON_METADATA } from '@asterism/service-runtime';
 import { Registry } from 'prom-client';
 import { JoinServer } from './join-server.js';
 import { JoinMetrics } from './metrics.js';
@@ -42,9 +42,29 @@ describe('JoinServer status mapping (one toStatus table)', () => {
       const { status, lines } = await answer(err);
       assert.deepEqual({ code: status.code, details: status.details }, { code, details });
       assert.equal(status.metadata?.get('x-join-id')[0], 'join-42', 'the join id is answered in the trailer');
+      // The reason a client restores (fromStatus): the JoinError's code, none for internal causes.
+      const reason = code === grpc.status.INTERNAL ? [] : [(err as JoinError).code];
+      assert.deepEqual(status.metadata?.get(REASON_METADATA), reason);
       const refusal = lines.find((l) => l.msg === 'ticket refused' || l.msg === 'ticket failed');
       assert.equal(refusal?.joinId, 'join-42');
       assert.match(JSON.stringify(refusal?.err), new RegExp((err as Error).message), 'the cause is in the log line');
     });
   }
+});
+
+describe('JoinServer rate limit', () => {
+  it('answers RESOURCE_EXHAUSTED with reason RATE_LIMITED and the join id, through toStatus', async () => {
+    const issuer = { issueJoinTicket: () => Promise.reject(new Error('not reached')) } as unknown as TicketIssuer;
+    const server = new JoinServer(issuer, createLogger({ component: 'test', stream: new PassThrough() }), new JoinMetrics(new Registry()), new PeerRateLimiter(0.001, 1), () => 'dummy');
+    const call = { request: {}, metadata: setJoinId(new grpc.Metadata(), 'join-7'), getPeer: () => '10.0.0.9:4000', on: () => undefined };
+    const ask = () =>
+      new Promise<Partial<grpc.StatusObject>>((resolve) =>
+        server.handlers().issueJoinTicket(call as unknown as grpc.ServerUnaryCall<join.IssueJoinTicketRequest, join.IssueJoinTicketResponse>, (e) => resolve(e as Partial<grpc.StatusObject>)),
+      );
+    await ask();
+    const limited = await ask();
+    assert.equal(limited.code, grpc.status.RESOURCE_EXHAUSTED);
+    assert.deepEqual(limited.metadata?.get(REASON_METADATA), ['RATE_LIMITED']);
+    assert.deepEqual(limited.metadata?.get('x-join-id'), ['join-7']);
+  });
 });

@@ -16,6 +16,7 @@ const STATUS_OF: Record<JoinErrorCode, grpc.status> = {
   IDENTITY_MISMATCH: grpc.status.PERMISSION_DENIED,
   IDENTITY_BINDING_RACE: grpc.status.ABORTED,
   METADATA_UNAVAILABLE: grpc.status.UNAVAILABLE,
+  RATE_LIMITED: grpc.status.RESOURCE_EXHAUSTED,
 };
 
 /** join.API over the ticket issuer: rate limiting, join ids, status mapping, metrics. */
@@ -56,7 +57,7 @@ export class JoinServer {
     if (!this.limiter.take(peer)) {
       this.metrics.refused.inc({ kind, reason: 'RATE_LIMITED', variant });
       this.logger.warn('ticket refused: rate limit', { joinId, peer, kind });
-      callback({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'too many join requests from this peer, retry later', metadata: trailer });
+      callback(toStatus(new JoinError('RATE_LIMITED', 'too many join requests from this peer, retry later'), STATUS_OF, { metadata: trailer }));
       return;
     }
     const abort = new AbortController();
@@ -70,11 +71,11 @@ export class JoinServer {
       const reason = err instanceof JoinError ? err.code : 'INTERNAL';
       this.metrics.refused.inc({ kind, reason, variant });
       this.metrics.duration.observe({ kind, outcome: 'refused' }, seconds());
-      const status = toStatus(err, STATUS_OF, { ref: joinId });
+      const status = toStatus(err, STATUS_OF, { ref: joinId, metadata: trailer });
       const fields = { joinId, peer, kind, code: reason, err };
       if (reason === 'INVALID_REQUEST') this.logger.warn('ticket refused', fields);
       else this.logger.error('ticket failed', fields);
-      callback({ code: status.code, details: status.details, metadata: trailer });
+      callback(status);
     }
   }
 }

@@ -1,17 +1,17 @@
 import * as grpc from '@grpc/grpc-js';
-import { AsterismError } from '@asterism/errors';
 import { setJoinId } from '@asterism/logger';
 import { kms } from '@asterism/proto';
+import { fromStatus } from '@asterism/service-runtime';
 import type { DataKeySource } from './ticket/ports.js';
 
-/** Keyservice failures as seen by the joinservice. */
-export class KeyServiceError extends AsterismError<'KEYSERVICE_UNAVAILABLE' | 'KEYSERVICE_REJECTED'> {}
+/** The keyservice's reasons (status metadata, docs/adr/0027). */
+export const KEYSERVICE_REASONS = ['INVALID_REQUEST'] as const;
 
 /**
  * Plaintext gRPC client of the keyservice (cluster-internal, docs/protocol/join-ticket.md). One long-lived
  * channel instead of the reference's connection per call; calls wait for the keyservice to be
  * reachable (waitForReady) up to `timeoutMs`, so a keyservice restart delays joins instead of
- * failing them.
+ * failing them. A failed call rejects with the RpcError `fromStatus` restores from its status.
  */
 export class KeyServiceClient implements DataKeySource {
   readonly #client: kms.APIClient;
@@ -37,12 +37,8 @@ export class KeyServiceClient implements DataKeySource {
         (err, res) => {
           signal?.removeEventListener('abort', onAbort);
           if (!err) return resolve(res.dataKey);
-          const unavailable = [grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED, grpc.status.CANCELLED].includes(err.code);
-          reject(
-            new KeyServiceError(unavailable ? 'KEYSERVICE_UNAVAILABLE' : 'KEYSERVICE_REJECTED', `fetching data encryption key from the keyservice: ${grpc.status[err.code]}: ${err.details}`, {
-              details: { grpcCode: err.code },
-            }),
-          );
+          // Decoded once here; what it means for a join is decided once, in the ticket issuer.
+          reject(fromStatus(err, KEYSERVICE_REASONS));
         },
       );
       const onAbort = () => call.cancel();

@@ -3,7 +3,7 @@ import { ClusterKms, type MasterSecret } from '@asterism/crypto';
 import type { Logger } from '@asterism/logger';
 import { kms } from '@asterism/proto';
 import { AggregatorRegistry } from 'prom-client';
-import { GrpcServer, ServiceMetrics, type MetricsEndpoint } from '@asterism/service-runtime';
+import { GrpcServer, PEER_STREAM_LIMITS, ServiceMetrics, type MetricsEndpoint } from '@asterism/service-runtime';
 import { KeyServiceServer } from './server.js';
 import { guardUtf8 } from './utf8-guard.js';
 
@@ -38,6 +38,9 @@ export async function startKeyService(options: {
     // Thousands of calls per second: one info line each would cost more than the derivation.
     // Failures are still logged (warn/error) and every call is counted and timed in the metrics.
     okCallLogLevel: 'debug',
+    // Cluster-internal, plaintext: its one client (the joinservice) multiplexes every join's key
+    // requests over one long-lived channel, so no stream cap; the arrival deadline still applies.
+    streamLimits: { maxConcurrentStreams: 'unbounded', requestArrivalMs: PEER_STREAM_LIMITS.requestArrivalMs },
     // channelz per-call bookkeeping is the most expensive step grpc-js adds; nothing reads it here.
     serverOptions: { 'grpc.enable_channelz': 0 },
   });

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { AsterismError } from '@asterism/errors';
+import { toStatus, type RpcStatus } from '@asterism/service-runtime';
 
 /**
  * Reason codes of aTLS failures. Certificate problems ("crypto says no") and attestation
@@ -82,11 +83,47 @@ export function toAtlsError(err: unknown, fallback: AtlsErrorCode, context: stri
   return new AtlsError(fallback, `${context}: ${msg}`, { cause: err });
 }
 
-/** The gRPC status a server answers a call with when the peer's attestation fails. */
-export function atlsStatus(err: AtlsError): grpc.StatusObject {
-  const metadata = new grpc.Metadata();
-  metadata.set('x-atls-reason', err.code);
+/** Metadata key of the aTLS reason, kept beside the common reason key for clients that read it. */
+export const ATLS_REASON_METADATA = 'x-atls-reason';
+
+const U = grpc.status.UNAUTHENTICATED;
+/** Every aTLS refusal of a call is UNAUTHENTICATED (the peer did not prove what it must), except budget refusals (typed: no code can be missing). */
+const ATLS_STATUS_OF: Record<AtlsErrorCode, grpc.status> = {
+  NO_CERTIFICATE: U,
+  CERT_MALFORMED: U,
+  CERT_EXPIRED: U,
+  CERT_NOT_YET_VALID: U,
+  CERT_SIGNATURE_INVALID: U,
+  CERT_UNHANDLED_CRITICAL_EXTENSION: U,
+  CERT_EKU_INCOMPATIBLE: U,
+  NO_COMPATIBLE_DOCUMENT: U,
+  ATTESTATION_INVALID: U,
+  USER_DATA_MISMATCH: U,
+  VALIDATION_TIMEOUT: U,
+  ISSUER_FAILED: U,
+  SNI_INVALID: U,
+  ALPN_MISMATCH: U,
+  HANDSHAKE_FAILED: U,
+  NO_CLIENT_EVIDENCE: U,
+  EKM_REQUIRES_TLS13: U,
+  PEER_UNKNOWN: U,
+  CONNECTION_LIMIT: U,
+  CONNECTION_LOST: U,
+  TLS_ALERT: U,
+  HANDSHAKE_TIMEOUT: U,
+  ISSUER_TIMEOUT: U,
+  EVIDENCE_TOO_LARGE: U,
+  DIAL_FAILED: U,
   // The global attestation budget refusing is load, not a verdict: UNAVAILABLE, which clients retry (docs/adr/0029).
-  const code = err.code === 'ATTESTATION_BUDGET' ? grpc.status.UNAVAILABLE : grpc.status.UNAUTHENTICATED;
-  return { code, details: `atls: ${err.reason}`, metadata };
+  ATTESTATION_BUDGET: grpc.status.UNAVAILABLE,
+};
+
+/**
+ * The status a server answers a call with when the peer's attestation fails: through the one
+ * error-to-status function (docs/adr/0027), reason = the aTLS code, text `atls: [CODE] message`.
+ */
+export function atlsStatus(err: AtlsError): RpcStatus {
+  const status = toStatus(err, ATLS_STATUS_OF, { describe: () => `atls: ${err.reason}` });
+  status.metadata.set(ATLS_REASON_METADATA, err.code);
+  return status;
 }

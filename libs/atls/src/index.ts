@@ -7,7 +7,7 @@
 export { atlsServerCredentials, AtlsServerCredentials, type AtlsPeerInfo, type AtlsServerOptions } from './server-credentials.js';
 export { atlsChannelCredentials, AtlsChannelCredentials, type AtlsChannelOptions } from './channel-credentials.js';
 export { AtlsError, type AtlsErrorCode } from './errors.js';
-export { ATLS_EVIDENCE_METADATA_KEY, ATLS_EXPORTER_LABEL, ATLS_MAX_EVIDENCE_BYTES, ATLS_MAX_HEADER_LIST_BYTES } from './evidence.js';
+export { ATLS_EVIDENCE_METADATA_KEY, ATLS_EXPORTER_LABEL, ATLS_MAX_EVIDENCE_BYTES, ATLS_MAX_HEADER_LIST_BYTES, issueExporterEvidence } from './evidence.js';
 export { createAtlsCertificate, generateAtlsKey, type AtlsCertificate, type AtlsKey } from './certificate.js';
 export { parseAtlsCertificate, verifyAtlsCertificate, VALIDATION_TIMEOUT_MS, type AtlsPeerVerdict, type ParsedAtlsCertificate } from './verify.js';
 export { atlsCallError, ATLS_CLIENT_CHANNEL_OPTIONS } from './call-errors.js';

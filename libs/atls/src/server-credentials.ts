@@ -3,7 +3,7 @@ import * as tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Issuer, type Validator, type Variant } from '@asterism/attestation';
 import { generateNonce } from '@asterism/crypto';
-import { RefusalLog } from '@asterism/service-runtime';
+import { PEER_STREAM_LIMITS, RefusalLog } from '@asterism/service-runtime';
 import { AddressAdmission, DEFAULT_ADMISSION_LIMITS, peerAddress, type AdmissionLimits } from './address-admission.js';
 import { AttestationBudget, type BudgetPoolLimits } from './attestation-budget.js';
 import { AtlsError, atlsStatus, toAtlsError } from './errors.js';
@@ -41,6 +41,12 @@ export interface AtlsServerOptions {
   logger?: AttestationLogger;
   /** Interval of the aggregated refusal lines. Default 10 s. */
   refusalLogIntervalMs?: number;
+  /**
+   * HTTP/2 streams per connection. grpc-js replaces the server's HTTP/2 settings (where
+   * `grpc.max_concurrent_streams` goes) with these credentials' settings, so the cap of the
+   * server shape must travel here. Default: the server shape's PEER_STREAM_LIMITS (docs/adr/0027).
+   */
+  maxConcurrentStreams?: number;
 }
 
 /** How a call's peer was verified. */
@@ -112,7 +118,7 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
         handshakeTimeout: options.handshakeTimeoutMs ?? 5_000,
         // grpc-js passes these to http2.createSecureServer: room for base64 client evidence in a
         // header (Node's default of 64 KiB refused ~46 KiB of evidence with a bare REFUSED_STREAM).
-        settings: { maxHeaderListSize: ATLS_MAX_HEADER_LIST_BYTES },
+        settings: { maxHeaderListSize: ATLS_MAX_HEADER_LIST_BYTES, maxConcurrentStreams: options.maxConcurrentStreams ?? PEER_STREAM_LIMITS.maxConcurrentStreams },
       } as never,
       // Default context without a certificate: clients that send no SNI fail the handshake.
       {},

@@ -115,3 +115,38 @@ describe('loggingInterceptor with okLevel debug (high-rate services)', () => {
     });
   }
 });
+
+describe('loggingInterceptor failLevel debug (servers that log their own outcomes)', () => {
+  const cases: Array<[string, 'info' | 'debug', number]> = [
+    ['an info logger writes no line for a failed call', 'info', 0],
+    ['a debug logger writes it at debug', 'debug', 1],
+  ];
+  for (const [name, level, expectedLines] of cases) {
+    it(name, async () => {
+      const stream = new PassThrough();
+      const chunks: string[] = [];
+      stream.on('data', (d: Buffer) => chunks.push(d.toString()));
+      const observed: number[] = [];
+      const logger = createLogger({ component: 'test', stream, level });
+      const server = new grpc.Server({ interceptors: [loggingInterceptor(logger, (c) => observed.push(c.code), { okLevel: 'debug', failLevel: 'debug' })] });
+      server.addService(kms.APIService, {
+        getDataKey(_call: grpc.ServerUnaryCall<kms.GetDataKeyRequest, kms.GetDataKeyResponse>, cb: grpc.sendUnaryData<kms.GetDataKeyResponse>) {
+          cb({ code: grpc.status.INTERNAL, details: 'broken' });
+        },
+      });
+      const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+      const client = new kms.APIClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+      try {
+        await new Promise<void>((res) => client.getDataKey({ dataKeyId: 'id', length: 32 }, () => res()));
+        await new Promise((r) => setImmediate(r));
+        const lines = chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: string; status: string });
+        assert.equal(lines.length, expectedLines);
+        if (expectedLines === 1) assert.deepEqual(lines[0], { ...lines[0], level: 'debug', status: 'Internal' });
+        assert.deepEqual(observed, [grpc.status.INTERNAL], 'metrics see the call either way');
+      } finally {
+        client.close();
+        server.forceShutdown();
+      }
+    });
+  }
+});

@@ -46,6 +46,12 @@ export interface LoggingInterceptorOptions {
    * where one info line per call would cost more than the call itself. Failures keep warn/error.
    */
   okLevel?: 'info' | 'debug';
+  /**
+   * Level of the line for a failed call: by its code (default: warn for a client's mistake, error
+   * otherwise) or `debug` for servers whose handlers log their own outcomes (aggregated under a
+   * flood), where a second line per call would defeat that.
+   */
+  failLevel?: 'by-code' | 'debug';
 }
 
 /**
@@ -56,6 +62,7 @@ export interface LoggingInterceptorOptions {
  */
 export function loggingInterceptor(logger: Logger, observe?: CallObserver, options: LoggingInterceptorOptions = {}): grpc.ServerInterceptor {
   const okLevel = options.okLevel ?? 'info';
+  const quietFailures = options.failLevel === 'debug';
   return (methodDescriptor, call) => {
     const started = process.hrtime.bigint();
     const method = methodDescriptor.path;
@@ -72,7 +79,8 @@ export function loggingInterceptor(logger: Logger, observe?: CallObserver, optio
       sendStatus(status, next) {
         const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
         observe?.({ method, code: status.code, durationMs });
-        if (status.code === grpc.status.OK && !logger.isLevelEnabled(okLevel)) {
+        const level = status.code === grpc.status.OK ? okLevel : quietFailures ? 'debug' : undefined;
+        if (level !== undefined && !logger.isLevelEnabled(level)) {
           next(status);
           return;
         }
@@ -86,7 +94,7 @@ export function loggingInterceptor(logger: Logger, observe?: CallObserver, optio
           durationMs: Math.round(durationMs * 1000) / 1000,
           ...(status.code === grpc.status.OK ? {} : { details: status.details }),
         };
-        if (status.code === grpc.status.OK) logger.log(okLevel, 'rpc finished', fields);
+        if (level !== undefined) logger.log(level, 'rpc finished', fields);
         else if (CLIENT_CODES.has(status.code)) logger.warn('rpc finished', fields);
         else logger.error('rpc finished', fields);
         next(status);

@@ -1,7 +1,8 @@
 /** Runtime pieces shared by the gRPC services: server with logging/health, metrics, signals, the one error-to-status function. */
-export { GrpcServer, type GrpcServerOptions } from './grpc-server.js';
+export { GrpcServer, PEER_STREAM_LIMITS, type GrpcServerOptions, type StreamLimits } from './grpc-server.js';
+export { requestGuard, StreamRefusal, type AbandonReason, type RequestGuardOptions, type StreamRefusalCode } from './request-guard.js';
 export { MetricsEndpoint, ServiceMetrics } from './metrics.js';
-export { goStatusText, toStatus, type RpcStatus, type StatusTable, type ToStatusOptions } from './rpc-status.js';
+export { fromStatus, goStatusText, isServiceError, REASON_METADATA, RpcError, toStatus, type RpcStatus, type StatusCodeName, type StatusTable, type ToStatusOptions } from './rpc-status.js';
 export { handleShutdownSignals } from './signals.js';
 export { normalizeGoFlags, parseGoFlags } from './go-flags.js';
 export { FlagError, intFlag, parseFlagsOrExit } from './cli-flags.js';

@@ -29,9 +29,9 @@ export function validateInitRequest(req: init.InitRequest): ValidInitRequest {
   let masterSecret: MasterSecret;
   try {
     const storage = parseStorageUri(req.storageUri);
-    if (storage.type !== 'no-store') throw new Error(`storage backend ${storage.type} is not supported`);
+    if (storage.type !== 'no-store') throw invalid(`storage backend ${storage.type} is not supported`);
     const cfg = parseKmsUri(req.kmsUri);
-    if (cfg.type !== 'cluster-kms') throw new Error(`KMS backend ${cfg.type} is not supported`);
+    if (cfg.type !== 'cluster-kms') throw invalid(`KMS backend ${cfg.type} is not supported`);
     masterSecret = cfg.masterSecret;
   } catch (err) {
     throw invalid(`creating kms client: ${(err as Error).message}`, err);

@@ -9,7 +9,7 @@ import { deriveClusterId, encodeClusterKmsUri, ClusterKms } from '@asterism/cryp
 import { createNopLogger } from '@asterism/logger';
 import { NodeLock } from '@asterism/nodelock';
 import { init } from '@asterism/proto';
-import { PeerRateLimiter } from '@asterism/service-runtime';
+import { PeerRateLimiter, REASON_METADATA } from '@asterism/service-runtime';
 import type { StateDisk } from '../disk/state-disk.js';
 import { NodeFileWriter } from '../state/file-writer.js';
 import { NODE_STATE_PATH } from '../state/node-state.js';
@@ -94,7 +94,7 @@ async function callInit(server: InitServer, req: init.InitRequest) {
     });
   });
   client.close();
-  return { messages, code: status.code, details: status.details };
+  return { messages, code: status.code, details: status.details, reason: status.metadata?.get(REASON_METADATA)[0] };
 }
 
 describe('InitServer (TestInit)', () => {
@@ -117,9 +117,10 @@ describe('InitServer (TestInit)', () => {
   it('refuses a second init with FailedPrecondition and streams the failure and logs', async () => {
     const s = setup();
     await s.deps.lock.tryLockOnce(Buffer.from([9]), 'join');
-    const { messages, code, details } = await callInit(s.server, request());
+    const { messages, code, details, reason } = await callInit(s.server, request());
     assert.equal(code, grpc.status.FAILED_PRECONDITION);
     assert.equal(details, 'node is already being activated');
+    assert.equal(reason, 'ALREADY_ACTIVATING');
     assert.equal(messages[0]?.initFailure?.error, 'rpc error: code = FailedPrecondition desc = node is already being activated');
     assert.equal(messages[1]?.log?.log.toString(), 'asdf');
     assert.equal(s.lockedCount(), 0, 'no shutdown requested');
@@ -153,10 +154,11 @@ describe('InitServer (TestInit)', () => {
     ];
     for (const [name, req, want, at] of steps) {
       if (at !== undefined) now = at;
-      const { code, details, messages } = await callInit(s.server, req);
+      const { code, details, messages, reason } = await callInit(s.server, req);
       assert.equal(code, want, `${name}: ${details}`);
       if (code === RE) {
         assert.match(details, /too many failed init attempts from this address; retry in \d+ s/);
+        assert.equal(reason, 'TOO_MANY_ATTEMPTS');
         assert.equal(messages.length, 0);
       }
     }

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@asterism/logger';
 import { init } from '@asterism/proto';
-import { goStatusText, PeerRateLimiter, RefusalLog, toStatus, type RpcStatus } from '@asterism/service-runtime';
+import { GrpcServer, goStatusText, PeerRateLimiter, RefusalLog, toStatus, type RpcStatus } from '@asterism/service-runtime';
 import { chunkLogs, InitFailure, type InitFailureCode, type InitFlow } from './init-flow.js';
 import type { LogSource } from '../host/ports.js';
 
@@ -10,6 +10,7 @@ const STATUS_OF: Record<InitFailureCode, grpc.status> = {
   INIT_SECRET_INVALID: grpc.status.PERMISSION_DENIED,
   INVALID_REQUEST: grpc.status.INVALID_ARGUMENT,
   ALREADY_ACTIVATING: grpc.status.FAILED_PRECONDITION,
+  TOO_MANY_ATTEMPTS: grpc.status.RESOURCE_EXHAUSTED,
   LOCK_FAILED: grpc.status.INTERNAL,
   STEP_FAILED: grpc.status.INTERNAL,
   DISK_BOUND_TO_OTHER_IDENTITY: grpc.status.INTERNAL,
@@ -39,6 +40,7 @@ export interface InitServerOptions {
  */
 export class InitServer {
   readonly server: grpc.Server;
+  readonly #shape: GrpcServer;
   #running = 0;
   #idle: (() => void) | undefined;
   #stopping = false;
@@ -59,13 +61,16 @@ export class InitServer {
   ) {
     this.#attempts = options.secretAttempts ?? new PeerRateLimiter(0.5, 5);
     this.#refusalLog = options.refusalLog ?? new RefusalLog(logger, 'init refused');
-    this.server = new grpc.Server({ 'grpc.keepalive_time_ms': 15_000, ...serverOptions });
+    // The one server shape (docs/adr/0027): no health service (the reference's InitServer has none).
+    // Call lines at debug: the handler logs each outcome itself, refusals once per 100.
+    this.#shape = new GrpcServer({ logger, okCallLogLevel: 'debug', failedCallLogLevel: 'debug', serverOptions: { 'grpc.keepalive_time_ms': 15_000, ...serverOptions } });
+    this.server = this.#shape.server;
     this.server.addService(init.APIService, { init: (call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>) => void this.handle(call) });
   }
 
   /** Binds and serves; resolves with the bound port. */
   async listen(address: string, credentials: grpc.ServerCredentials): Promise<number> {
-    return new Promise((resolve, reject) => this.server.bindAsync(address, credentials, (err, port) => (err ? reject(err) : resolve(port))));
+    return this.#shape.bind(address, credentials);
   }
 
   /** Binds `address` and resolves once the server has been stopped (see {@link stop}). */
@@ -88,7 +93,7 @@ export class InitServer {
     if (this.#stopping) {
       // The server only stops once the node is locked (by an init or a join): the node will never
       // accept an init again, so say so instead of UNAVAILABLE, which clients would retry.
-      call.emit('error', { code: grpc.status.FAILED_PRECONDITION, details: 'node is already being activated' });
+      call.emit('error', toStatus(new InitFailure('ALREADY_ACTIVATING', 'node is already being activated'), STATUS_OF));
       return;
     }
     const peer = call.getPeer();
@@ -96,7 +101,8 @@ export class InitServer {
       // Aggregated: a flood must not turn into a flood of log lines.
       this.#refused++;
       this.#refusalLog.refused('TOO_MANY_ATTEMPTS', { peer });
-      call.emit('error', { code: grpc.status.RESOURCE_EXHAUSTED, details: `too many failed init attempts from this address; retry in ${this.#attempts.retryAfterSeconds(peer)} s` });
+      const refusal = new InitFailure('TOO_MANY_ATTEMPTS', `too many failed init attempts from this address; retry in ${this.#attempts.retryAfterSeconds(peer)} s`);
+      call.emit('error', toStatus(refusal, STATUS_OF));
       return;
     }
     this.#running++;
@@ -131,16 +137,16 @@ export class InitServer {
   }
 
   private async sendFailure(call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>, status: RpcStatus, withLogs: boolean): Promise<void> {
-    let { code, details } = status;
+    let final = status;
     try {
       // init_failure.error carries Go's rendering of the final status (what the reference's CLI prints).
-      await write(call, { initFailure: { error: goStatusText(code, details) } });
+      await write(call, { initFailure: { error: goStatusText(status.code, status.details) } });
       if (withLogs) for await (const chunk of chunkLogs(this.logs)) await write(call, { log: { log: chunk } });
     } catch (err) {
-      code = grpc.status.INTERNAL;
-      details = `${status.details}; sending logs: ${(err as Error).message}`;
+      // Only a caller that proved the secret gets logs, so it may read this internal cause too.
+      final = toStatus(new InitFailure('STEP_FAILED', `${status.details}; sending logs: ${(err as Error).message}`, { cause: err }), STATUS_OF, { revealInternal: true });
     }
-    call.emit('error', { code, details });
+    call.emit('error', final);
   }
 
   /** Waits for running Init calls, then stops serving (graceful). Idempotent. */
@@ -148,7 +154,7 @@ export class InitServer {
     this.#stopped ??= (async () => {
       this.#stopping = true;
       if (this.#running > 0) await new Promise<void>((r) => (this.#idle = r));
-      await new Promise<void>((r) => this.server.tryShutdown(() => r()));
+      await this.#shape.drain();
       this.logger.info('init server stopped');
       this.#onStopped();
     })();
@@ -158,7 +164,7 @@ export class InitServer {
 
 function write(call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>, msg: init.InitResponse): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (call.cancelled) return reject(new Error('client went away'));
+    if (call.cancelled) return reject(new InitFailure('STEP_FAILED', 'init: client went away'));
     call.write(msg, (err?: Error | null) => (err ? reject(err) : resolve()));
   });
 }

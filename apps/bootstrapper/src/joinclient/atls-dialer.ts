@@ -3,12 +3,26 @@ import type { Issuer } from '@asterism/attestation';
 import { atlsChannelCredentials, ATLS_CLIENT_CHANNEL_OPTIONS } from '@asterism/atls';
 import { setJoinId } from '@asterism/logger';
 import { join } from '@asterism/proto';
+import { fromStatus } from '@asterism/service-runtime';
 import type { JoinServiceDialer } from './ports.js';
+
+/** The joinservice's reasons (status metadata, docs/protocol/grpc-apis.md) a joining node logs and acts on. */
+export const JOIN_REASONS = [
+  'INVALID_REQUEST',
+  'KEYSERVICE_UNAVAILABLE',
+  'KUBERNETES_UNAVAILABLE',
+  'CONTROL_PLANE_JOIN_IN_PROGRESS',
+  'IDENTITY_MISMATCH',
+  'IDENTITY_BINDING_RACE',
+  'METADATA_UNAVAILABLE',
+  'RATE_LIMITED',
+] as const;
 
 /**
  * join.API over aTLS as a joining node uses it (docs/protocol/bootstrapper.md): the node attests itself with its
  * issuer (exporter-bound evidence, docs/adr/0004) and does not verify the joinservice. One channel
- * per call: every attempt is a fresh connection with a fresh nonce.
+ * per call: every attempt is a fresh connection with a fresh nonce. A failed call rejects with the
+ * RpcError `fromStatus` restores (reason code from the status metadata, docs/adr/0027).
  */
 export class AtlsJoinServiceDialer implements JoinServiceDialer {
   readonly #credentials: grpc.ChannelCredentials;
@@ -37,7 +51,7 @@ export class AtlsJoinServiceDialer implements JoinServiceDialer {
       const call = invoke(client, md, (err, res) => {
         options.signal?.removeEventListener('abort', onAbort);
         client.close();
-        if (err) reject(err);
+        if (err) reject(fromStatus(err, JOIN_REASONS));
         else resolve(res!);
       });
       const onAbort = () => call.cancel();

@@ -3,7 +3,7 @@ import { ClusterKms, type KmsConfig, dataKeyInfo, MEASUREMENT_SECRET_KEY_ID, par
 import { AsterismError } from '@asterism/errors';
 import type { Logger } from '@asterism/logger';
 import { recoverproto } from '@asterism/proto';
-import { PeerRateLimiter, peerHost, RefusalLog, toStatus } from '@asterism/service-runtime';
+import { GrpcServer, PeerRateLimiter, peerHost, RefusalLog, toStatus } from '@asterism/service-runtime';
 import { masterSecretLengthProblem } from '../initserver/init-request.js';
 import { KeyCheckQueue, KeyCheckRefused } from './key-check-queue.js';
 
@@ -61,7 +61,8 @@ export interface RecoveryServerOptions {
  * (docs/adr/0029); refusals are logged aggregated.
  */
 export class RecoveryServer {
-  readonly server = new grpc.Server();
+  readonly server: grpc.Server;
+  readonly #shape: GrpcServer;
   #waiting = true;
   #resolve!: (k: RecoveredKeys | 'stopped') => void;
   readonly #keys = new Promise<RecoveredKeys | 'stopped'>((resolve) => (this.#resolve = resolve));
@@ -78,6 +79,10 @@ export class RecoveryServer {
     this.#attempts = options.attempts ?? new PeerRateLimiter(0.5, 5);
     this.#keyChecks = options.keyChecks ?? new KeyCheckQueue();
     this.#refusals = options.refusalLog ?? new RefusalLog(logger, 'recovery refused');
+    // The one server shape (docs/adr/0027); no health service (the reference's recovery server has
+    // none). Call lines at debug: the handler logs each request and refusal itself.
+    this.#shape = new GrpcServer({ logger, okCallLogLevel: 'debug', failedCallLogLevel: 'debug' });
+    this.server = this.#shape.server;
     this.server.addService(recoverproto.APIService, {
       recover: (call: grpc.ServerUnaryCall<recoverproto.RecoverMessage, recoverproto.RecoverResponse>, done: grpc.sendUnaryData<recoverproto.RecoverResponse>) => {
         const gone = new AbortController();
@@ -87,7 +92,7 @@ export class RecoveryServer {
           (err: unknown) => {
             const status = toStatus(err, STATUS);
             if (status.internal) this.logger.error('recovery failed', { peer: call.getPeer(), err });
-            done({ code: status.code, details: status.details });
+            done(status);
           },
         );
       },
@@ -96,7 +101,7 @@ export class RecoveryServer {
 
   /** Binds `address`; resolves with the bound port. */
   listen(address: string, credentials: grpc.ServerCredentials): Promise<number> {
-    return new Promise((resolve, reject) => this.server.bindAsync(address, credentials, (err, port) => (err ? reject(err) : resolve(port))));
+    return this.#shape.bind(address, credentials);
   }
 
   /** Refused Recover calls so far, by reason (for the node's status file). */
@@ -123,7 +128,7 @@ export class RecoveryServer {
   /** Stops serving (in-flight calls complete). */
   close(): Promise<void> {
     this.finish();
-    return new Promise((resolve) => this.server.tryShutdown(() => resolve()));
+    return this.#shape.drain();
   }
 
   private async recover(req: recoverproto.RecoverMessage, peer: string, gone: AbortSignal): Promise<void> {
@@ -188,9 +193,9 @@ function clusterKms(req: recoverproto.RecoverMessage): ClusterKms {
   let kmsConfig: Extract<KmsConfig, { type: 'cluster-kms' }>;
   try {
     const storage = parseStorageUri(req.storageUri);
-    if (storage.type !== 'no-store') throw new Error(`storage backend ${storage.type} is not supported`);
+    if (storage.type !== 'no-store') throw new RecoveryError('KMS_URI_INVALID', `storage backend ${storage.type} is not supported`);
     const cfg = parseKmsUri(req.kmsUri);
-    if (cfg.type !== 'cluster-kms') throw new Error(`KMS backend ${cfg.type} is not supported`);
+    if (cfg.type !== 'cluster-kms') throw new RecoveryError('KMS_URI_INVALID', `KMS backend ${cfg.type} is not supported`);
     kmsConfig = cfg;
   } catch (err) {
     throw new RecoveryError('KMS_URI_INVALID', `creating kms client: ${(err as Error).message}`, { cause: err });

@@ -6,7 +6,7 @@ import { decodeBase64UrlPadded } from '@asterism/crypto';
 import { AsterismError } from '@asterism/errors';
 import type { Logger } from '@asterism/logger';
 import { verify } from '@asterism/proto';
-import { toStatus } from '@asterism/service-runtime';
+import { GrpcServer, toStatus } from '@asterism/service-runtime';
 import { VerifyRateLimit } from './rate-limit.js';
 
 /** User data every verification-service document is issued over (docs/protocol/verification.md). */
@@ -46,7 +46,8 @@ function checkNonce(nonce: Uint8Array): void {
  * inside the document gives the caller freshness.
  */
 export class VerificationService {
-  readonly grpcServer = new grpc.Server();
+  readonly grpcServer: grpc.Server;
+  readonly #shape: GrpcServer;
   readonly #http: Server;
   readonly #rate: VerifyRateLimit;
 
@@ -56,6 +57,10 @@ export class VerificationService {
     options: VerificationServiceOptions = {},
   ) {
     this.#rate = options.rateLimit ?? new VerifyRateLimit(logger);
+    // The one server shape (docs/adr/0027); no health service (the reference's has none). A
+    // successful call is a debug line: any client may ask for quotes at a high rate.
+    this.#shape = new GrpcServer({ logger, okCallLogLevel: 'debug', failedCallLogLevel: 'debug' });
+    this.grpcServer = this.#shape.server;
     this.grpcServer.addService(verify.APIService, {
       getAttestation: (call: grpc.ServerUnaryCall<verify.GetAttestationRequest, verify.GetAttestationResponse>, done: grpc.sendUnaryData<verify.GetAttestationResponse>) => {
         Promise.resolve(call.request.nonce)
@@ -70,7 +75,7 @@ export class VerificationService {
             (err: unknown) => {
               const status = toStatus(err, STATUS_OF);
               if (status.internal) this.logger.error('issuing verification attestation failed', { err });
-              done({ code: status.code, details: status.details });
+              done(status);
             },
           );
       },
@@ -85,8 +90,7 @@ export class VerificationService {
 
   /** Binds gRPC and HTTP on `host`; resolves with the bound ports. */
   async listen(host: string, ports: { grpc: number; http: number }): Promise<{ grpc: number; http: number }> {
-    const addr = host.includes(':') ? `[${host}]` : host;
-    const grpcPort = await new Promise<number>((resolve, reject) => this.grpcServer.bindAsync(`${addr}:${ports.grpc}`, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))));
+    const grpcPort = await this.#shape.listen(host, ports.grpc, grpc.ServerCredentials.createInsecure());
     await new Promise<void>((resolve, reject) => {
       this.#http.once('error', reject);
       this.#http.listen(ports.http, host, () => resolve());
@@ -96,7 +100,7 @@ export class VerificationService {
 
   /** Stops both servers. */
   async close(): Promise<void> {
-    await new Promise<void>((resolve) => this.grpcServer.tryShutdown(() => resolve()));
+    await this.#shape.drain();
     await new Promise<void>((resolve) => this.#http.close(() => resolve()));
   }
 

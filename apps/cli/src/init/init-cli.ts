@@ -112,7 +112,7 @@ async function readInitSecret(values: InitFlags, file: CliConfig): Promise<Buffe
 /** Runs the init request against the attested node (flags override the config file). */
 async function initFirstNode(values: InitFlags, file: CliConfig, att: CliAttestation, initSecret: Buffer, endpoint: string): Promise<InitResult> {
   const v = await buildCliValidator(att, validatorOptions(values));
-  const connector = new GrpcInitConnector(atlsChannelCredentials({ validators: [v.validator] }));
+  const connector = new GrpcInitConnector((onConnectionError) => atlsChannelCredentials({ validators: [v.validator], onConnectionError }));
   const sans = values['apiserver-cert-san'] ?? file.apiServerCertSANs;
   const clusterName = values['cluster-name'] ?? file.clusterName;
   const version = values['kubernetes-version'] ?? file.kubernetesVersion;

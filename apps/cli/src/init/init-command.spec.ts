@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
+import { AttestationError, DummyIssuer, DummyValidator, type Validator } from '@asterism/attestation';
+import { AtlsError, atlsChannelCredentials, atlsServerCredentials } from '@asterism/atls';
 import { parseKmsUri } from '@asterism/crypto';
 import { init } from '@asterism/proto';
 import { GrpcInitConnector } from './grpc-connector.js';
@@ -27,7 +29,7 @@ function recorder(): Progress & { lines: string[]; logs: Buffer[] } {
   return { lines, logs, info: (l) => void lines.push(l), nodeLog: (c) => void logs.push(c) };
 }
 
-const connector = new GrpcInitConnector(grpc.credentials.createInsecure());
+const connector = new GrpcInitConnector(() => grpc.credentials.createInsecure());
 const opts = (endpoint: string) => ({ endpoint, workspace: mkdtempSync(join(tmpdir(), 'cli-')), initSecret: Buffer.from('secret'), retryDelayMs: 50, retryForMs: 5000 });
 
 describe('runInit', () => {
@@ -108,15 +110,12 @@ describe('runInit', () => {
   it('does not retry a node whose attestation was refused', async () => {
     let dials = 0;
     const refusing = {
-      // grpc-js reports a failed aTLS handshake as UNAVAILABLE carrying the AtlsError's text.
+      // The connector throws the typed AtlsError its aTLS credentials reported (never a text to match).
       init: () => ({
         [Symbol.asyncIterator]: () => ({
           next: async (): Promise<IteratorResult<init.InitResponse>> => {
             dials++;
-            throw Object.assign(new Error('14 UNAVAILABLE: No connection established.'), {
-              code: grpc.status.UNAVAILABLE,
-              details: 'No connection established. Last error: AtlsError: [ATTESTATION_INVALID] validating qemu-vtpm attestation document (MEASUREMENT_MISMATCH): PCR[15] expected 00000000… got c477860a…',
-            });
+            throw new AtlsError('ATTESTATION_INVALID', 'validating qemu-vtpm attestation document (MEASUREMENT_MISMATCH): PCR[15] expected 00000000… got c477860a…');
           },
         }),
       }),
@@ -130,5 +129,30 @@ describe('runInit', () => {
     const o = opts(`127.0.0.1:${port}`);
     await assert.rejects(runInit(connector, o, recorder()), (e: unknown) => e instanceof InitCommandError && e.code === 'NO_RESPONSE');
     await assert.rejects(runInit(connector, o, recorder()), (e: unknown) => e instanceof InitCommandError && e.code === 'OUTPUT_FAILED');
+  });
+
+  it('over real aTLS: a node whose document the validator refuses ends as ATTESTATION_REFUSED after one dial (typed AtlsError, no text)', async () => {
+    const server = new grpc.Server();
+    let calls = 0;
+    server.addService(init.APIService, {
+      init: (call: grpc.ServerWritableStream<init.InitRequest, init.InitResponse>) => {
+        calls++;
+        call.end();
+      },
+    });
+    servers.push(server);
+    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', atlsServerCredentials({ issuer: new DummyIssuer() }), (e, p) => (e ? reject(e) : resolve(p))));
+    let dials = 0;
+    const refusing: Validator = {
+      variant: new DummyValidator().variant,
+      validate: async () => {
+        dials++;
+        throw new AttestationError('MEASUREMENT_MISMATCH', 'PCR[15] expected 00000000… got c477860a…');
+      },
+    };
+    const atls = new GrpcInitConnector((onConnectionError) => atlsChannelCredentials({ validators: [refusing], onConnectionError }));
+    await assert.rejects(runInit(atls, opts(`127.0.0.1:${port}`), recorder()), (e: unknown) => e instanceof InitCommandError && e.code === 'ATTESTATION_REFUSED' && e.cause instanceof AtlsError && /PCR\[15\]/.test(e.message));
+    assert.equal(dials, 1);
+    assert.equal(calls, 0);
   });
 });

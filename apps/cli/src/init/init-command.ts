@@ -1,11 +1,18 @@
 import { readFile } from 'node:fs/promises';
-import * as grpc from '@grpc/grpc-js';
+import { AtlsError } from '@asterism/atls';
 import { encodeClusterKmsUri, generateNonce, NO_STORE_URI, randomBytes, type MasterSecret } from '@asterism/crypto';
 import { AsterismError } from '@asterism/errors';
 import type { init } from '@asterism/proto';
+import { RpcError } from '@asterism/service-runtime';
 import { decodeMasterSecretFile, encodeMasterSecretFile, ensureWorkspace, workspacePath, writePrivateFile } from './outputs.js';
 
-/** Opens the Init stream to a node (over aTLS with the CLI's validator). */
+/** The InitServer's reasons (status metadata, docs/adr/0027) the CLI restores. */
+export const INIT_REASONS = ['INIT_SECRET_INVALID', 'INVALID_REQUEST', 'ALREADY_ACTIVATING', 'TOO_MANY_ATTEMPTS'] as const;
+
+/**
+ * Opens the Init stream to a node (over aTLS with the CLI's validator). A failed connection throws
+ * the AtlsError that says why; a failed call the RpcError restored from its status.
+ */
 export interface InitConnector {
   init(endpoint: string, req: init.InitRequest, signal?: AbortSignal): AsyncIterable<init.InitResponse>;
 }
@@ -137,20 +144,21 @@ async function initAttempt(connector: InitConnector, opts: InitOptions, req: ini
 /** Classifies a call that ended without a failure message: retry only while never connected and unavailable. */
 function callFailed(err: unknown, connected: boolean, opts: InitOptions, progress: Progress, deadline: number): 'retry' {
   if (err instanceof InitCommandError) throw err;
-  const code = (err as { code?: number }).code;
-  // A node whose attestation was checked and refused will not change its mind: no retry.
-  if (!connected && /\bATTESTATION_INVALID\b/.test(connectionReason(err))) {
-    throw new InitCommandError('ATTESTATION_REFUSED', `node ${opts.endpoint} failed attestation: ${connectionReason(err)}`);
+  // A node whose attestation was checked and refused will not change its mind: no retry. Any other
+  // aTLS connection failure is the node not being reachable (yet), as grpc-js reports it.
+  if (!connected && err instanceof AtlsError && err.code === 'ATTESTATION_INVALID') {
+    throw new InitCommandError('ATTESTATION_REFUSED', `node ${opts.endpoint} failed attestation: ${err.reason}`, { cause: err });
   }
-  const retriable = !connected && (code === grpc.status.UNAVAILABLE || code === grpc.status.DEADLINE_EXCEEDED);
-  if (retriable && Date.now() < deadline) {
-    progress.info(`Node not reachable yet (${connectionReason(err)})`);
+  const unreachable = !connected && (err instanceof AtlsError || (err instanceof RpcError && (err.code === 'UNAVAILABLE' || err.code === 'DEADLINE_EXCEEDED')));
+  const reason = err instanceof AtlsError ? err.reason : errorText(err);
+  if (unreachable && Date.now() < deadline) {
+    progress.info(`Node not reachable yet (${reason})`);
     return 'retry';
   }
-  if (code === grpc.status.UNAVAILABLE && !connected) {
-    throw new InitCommandError('NODE_UNREACHABLE', `node ${opts.endpoint} is unreachable or failed attestation: ${(err as Error).message}`);
+  if (unreachable && !(err instanceof RpcError && err.code === 'DEADLINE_EXCEEDED')) {
+    throw new InitCommandError('NODE_UNREACHABLE', `node ${opts.endpoint} is unreachable or failed attestation: ${err instanceof AtlsError ? err.reason : (err as Error).message}`, { cause: err });
   }
-  throw new InitCommandError('INIT_FAILED', (err as Error).message);
+  throw new InitCommandError('INIT_FAILED', (err as Error).message, { cause: err });
 }
 
 async function finish(success: init.InitSuccessResponse, opts: InitOptions, masterSecret: MasterSecret, masterSecretPath: string, measurementSalt: Buffer, progress: Progress): Promise<InitResult> {
@@ -169,12 +177,11 @@ async function finish(success: init.InitSuccessResponse, opts: InitOptions, mast
   return { clusterId: success.clusterId, kubeconfigPath, masterSecretPath, measurementSalt, masterSecret };
 }
 
-/** grpc-js's connection failure text without its framing: `connect ECONNREFUSED 10.0.0.1:9000`. */
-function connectionReason(err: unknown): string {
-  const text = (err as { details?: string }).details ?? (err as Error).message;
+/** grpc-js's connection failure text without its framing, for the progress line: `connect ECONNREFUSED 10.0.0.1:9000`. */
+function errorText(err: unknown): string {
+  const text = err instanceof RpcError ? err.statusDetails : (err as Error).message;
   return text
     .replace(/\s*Resolution note:\s*$/, '')
     .replace(/^No connection established\. Last error: (Error: )?/, '')
     .replace(/\.$/, '');
 }
-

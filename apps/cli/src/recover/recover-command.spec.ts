@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
+import { REASON_METADATA } from '@asterism/service-runtime';
 import { parseKmsUri } from '@asterism/crypto';
 import type { recoverproto } from '@asterism/proto';
 import { findSecretLeaks } from '@asterism/testing';
@@ -15,8 +16,10 @@ const master = { key: Buffer.alloc(32, 7), salt: Buffer.alloc(32, 9) };
 const secretFile = join(dir, 'asterism-mastersecret.json');
 writeFileSync(secretFile, encodeMasterSecretFile(master));
 
-function statusError(code: grpc.status, details: string): grpc.ServiceError {
-  return Object.assign(new Error(`${code} ${grpc.status[code]}: ${details}`), { code, details, metadata: new grpc.Metadata() });
+function statusError(code: grpc.status, details: string, reason?: string): grpc.ServiceError {
+  const metadata = new grpc.Metadata();
+  if (reason) metadata.set(REASON_METADATA, reason);
+  return Object.assign(new Error(`${code} ${grpc.status[code]}: ${details}`), { code, details, metadata });
 }
 
 /** Answers each endpoint from a script of outcomes, one per attempt. */
@@ -61,6 +64,10 @@ describe('asterism recover', () => {
     ['unreachable node', [], undefined, 'NODE_UNREACHABLE', /no recovery server reachable after \d+ attempts/],
     ['attestation failure', [statusError(grpc.status.UNAVAILABLE, 'handshake failed')], new Error('measurement mismatch at PCR 9'), 'ATTESTATION_FAILED', /failed attestation: measurement mismatch at PCR 9/],
     ['node error', [statusError(grpc.status.INTERNAL, 'disk gone')], undefined, 'RECOVER_FAILED', /recovery failed on the node: disk gone/],
+    // An Asterism node names its reason in the status metadata: it decides, whatever the code and text.
+    ['reason KEY_DOES_NOT_OPEN_DISK', [statusError(grpc.status.UNKNOWN, 'no', 'KEY_DOES_NOT_OPEN_DISK')], undefined, 'KEY_REFUSED', /refused the master secret: no/],
+    ['reason NOT_WAITING', [statusError(grpc.status.UNKNOWN, 'no', 'NOT_WAITING')], undefined, 'NOT_WAITING', /the node refused: no/],
+    ['reason KMS_URI_INVALID', [statusError(grpc.status.UNKNOWN, 'no', 'KMS_URI_INVALID')], undefined, 'REQUEST_INVALID', /refused the request: no/],
   ];
   for (const [name, script, attestation, code, message] of cases) {
     it(`${name}: ${code}, and the other nodes are still tried`, async () => {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import * as grpc from '@grpc/grpc-js';
 import { encodeClusterKmsUri, MASTER_SECRET_LENGTH_MIN, NO_STORE_URI, type MasterSecret } from '@asterism/crypto';
 import { AsterismError } from '@asterism/errors';
+import { fromStatus, type RpcError } from '@asterism/service-runtime';
 import type { recoverproto } from '@asterism/proto';
 import { decodeMasterSecretFile } from '../init/outputs.js';
 
@@ -76,7 +76,7 @@ async function recoverOne(connector: RecoverConnector, endpoint: string, req: re
     } catch (err) {
       const attestation = connector.attestationError(endpoint);
       if (attestation) throw new RecoverCommandError('ATTESTATION_FAILED', `the node failed attestation: ${attestation.message}`);
-      const failure = classify(err as grpc.ServiceError);
+      const failure = classify(fromStatus(err, RECOVERY_REASONS));
       if (failure) throw failure;
       if (Date.now() + (opts.retryDelayMs ?? 2000) >= deadline) {
         throw new RecoverCommandError('NODE_UNREACHABLE', `no recovery server reachable after ${attempt} attempts (is the node up and waiting for recovery on port 9999?): ${(err as Error).message}`);
@@ -86,22 +86,31 @@ async function recoverOne(connector: RecoverConnector, endpoint: string, req: re
   }
 }
 
-/** A final failure for the node's answer, or undefined when the call may be retried. */
-function classify(err: grpc.ServiceError): RecoverCommandError | undefined {
-  const details = err.details || err.message;
+/** The recovery server's reasons (status metadata, docs/protocol/grpc-apis.md) the CLI acts on. */
+export const RECOVERY_REASONS = ['NOT_WAITING', 'KMS_URI_INVALID', 'KEY_DOES_NOT_OPEN_DISK'] as const;
+
+/**
+ * A final failure for the node's answer, or undefined when the call may be retried. The reason in
+ * the status metadata decides; a node that sends none (the reference's) is judged by the status code.
+ */
+function classify(err: RpcError<(typeof RECOVERY_REASONS)[number]>): RecoverCommandError | undefined {
+  const details = err.statusDetails || err.message;
   switch (err.code) {
-    // RESOURCE_EXHAUSTED: the node's attempt limit or busy key check (docs/adr/0029), it says when to come back.
-    case grpc.status.UNAVAILABLE:
-    case grpc.status.DEADLINE_EXCEEDED:
-    case grpc.status.RESOURCE_EXHAUSTED:
+    // RESOURCE_EXHAUSTED: the node's attempt limit or busy key check (docs/adr/0029); it says when to come back.
+    case 'UNAVAILABLE':
+    case 'DEADLINE_EXCEEDED':
+    case 'RESOURCE_EXHAUSTED':
       return undefined;
-    case grpc.status.FAILED_PRECONDITION:
-      return new RecoverCommandError('NOT_WAITING', `the node refused: ${details}`);
-    case grpc.status.PERMISSION_DENIED:
-      return new RecoverCommandError('KEY_REFUSED', `the node refused the master secret: ${details}`);
-    case grpc.status.INVALID_ARGUMENT:
-      return new RecoverCommandError('REQUEST_INVALID', `the node refused the request: ${details}`);
+    case 'NOT_WAITING':
+    case 'FAILED_PRECONDITION':
+      return new RecoverCommandError('NOT_WAITING', `the node refused: ${details}`, { cause: err });
+    case 'KEY_DOES_NOT_OPEN_DISK':
+    case 'PERMISSION_DENIED':
+      return new RecoverCommandError('KEY_REFUSED', `the node refused the master secret: ${details}`, { cause: err });
+    case 'KMS_URI_INVALID':
+    case 'INVALID_ARGUMENT':
+      return new RecoverCommandError('REQUEST_INVALID', `the node refused the request: ${details}`, { cause: err });
     default:
-      return new RecoverCommandError('RECOVER_FAILED', `recovery failed on the node: ${details}`);
+      return new RecoverCommandError('RECOVER_FAILED', `recovery failed on the node: ${details}`, { cause: err });
   }
 }

@@ -2,6 +2,7 @@ import { X509Certificate, createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { K8sError } from '@asterism/k8s';
 import type { CertSansSource, ControlPlaneFiles } from '../ticket/ports.js';
 import { ReloadingFile } from './reloading-file.js';
 
@@ -18,7 +19,7 @@ export class ControlPlaneFilesReader implements ControlPlaneFiles {
         try {
           return { name, data: await readFile(join(this.kubernetesDir, 'pki', name)) };
         } catch (err) {
-          throw new Error(`reading ${name}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+          throw new K8sError('K8S_CONFIG_INVALID', `reading ${name}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
         }
       }),
     );
@@ -30,7 +31,7 @@ export function certSansFromClusterConfiguration(yaml: string): string[] {
   const doc = parse(yaml) as { apiServer?: { certSANs?: unknown } } | null;
   const sans = doc?.apiServer?.certSANs;
   if (sans === undefined || sans === null) return [];
-  if (!Array.isArray(sans)) throw new Error('apiServer.certSANs is not a list');
+  if (!Array.isArray(sans)) throw new K8sError('K8S_CONFIG_INVALID', 'apiServer.certSANs is not a list');
   return sans.map((s) => (typeof s === 'string' ? s : ''));
 }
 

@@ -5,7 +5,7 @@ import { AsterismError } from '@asterism/errors';
  * INVALID_REQUEST -> InvalidArgument, *_UNAVAILABLE -> Unavailable,
  * CONTROL_PLANE_JOIN_IN_PROGRESS -> Aborted, INTERNAL -> Internal (message kept in the logs only); identity binding
  * (docs/adr/0008): IDENTITY_MISMATCH -> PermissionDenied, IDENTITY_BINDING_RACE -> Aborted,
- * METADATA_UNAVAILABLE -> Unavailable.
+ * METADATA_UNAVAILABLE -> Unavailable; RATE_LIMITED (too many requests from this peer) -> ResourceExhausted.
  */
 export type JoinErrorCode =
   | 'INVALID_REQUEST'
@@ -15,7 +15,11 @@ export type JoinErrorCode =
   | 'INTERNAL'
   | 'IDENTITY_MISMATCH'
   | 'IDENTITY_BINDING_RACE'
-  | 'METADATA_UNAVAILABLE';
+  | 'METADATA_UNAVAILABLE'
+  | 'RATE_LIMITED';
 
 /** A ticket could not be issued; `message` has no secrets and is sent to the client unless the code is INTERNAL. */
 export class JoinError extends AsterismError<JoinErrorCode> {}
+
+/** An outbound call of a ticket step that ended without an answer; the step tags it with its code and context. */
+export class OutboundCallError extends AsterismError<'NO_ANSWER' | 'CANCELLED_BY_CLIENT'> {}

@@ -4,7 +4,8 @@ import { describe, it } from 'node:test';
 import { K8sError } from '@asterism/k8s';
 import { createNopLogger } from '@asterism/logger';
 import type { join } from '@asterism/proto';
-import { KeyServiceError } from '../keyservice-client.js';
+import * as grpc from '@grpc/grpc-js';
+import { RpcError } from '@asterism/service-runtime';
 import { JoinError } from './errors.js';
 import type { TicketIssuerDeps } from './ticket-issuer.js';
 import { TicketIssuer } from './ticket-issuer.js';
@@ -178,8 +179,8 @@ describe('TicketIssuer.issueJoinTicket', () => {
     ['joining node error', (s) => (s.deps.joiningNodes = { add: () => Promise.reject(new Error('x')) }), 'KUBERNETES_UNAVAILABLE', /adding node to joining nodes/],
     ['apiserver refusing the object (422)', (s) => (s.deps.joiningNodes = { add: () => Promise.reject(new K8sError('K8S_INVALID', 'invalid name')) }), 'INVALID_REQUEST', /adding node to joining nodes: invalid name/],
     ['apiserver refusing our credentials (403)', (s) => (s.deps.tokens = { createJoinToken: () => Promise.reject(new K8sError('K8S_FORBIDDEN', 'forbidden')) }), 'INTERNAL', /forbidden/],
-    ['keyservice refusing the key request (not retryable)', (s) => (s.deps.keys = { getDataKey: () => Promise.reject(new KeyServiceError('KEYSERVICE_REJECTED', 'InvalidArgument')) }), 'INTERNAL', /getting measurement secret: InvalidArgument/],
-    ['keyservice unreachable (retryable)', (s) => (s.deps.keys = { getDataKey: () => Promise.reject(new KeyServiceError('KEYSERVICE_UNAVAILABLE', 'Unavailable')) }), 'KEYSERVICE_UNAVAILABLE', /getting measurement secret: Unavailable/],
+    ['keyservice refusing the key request (not retryable)', (s) => (s.deps.keys = { getDataKey: () => Promise.reject(new RpcError(grpc.status.INVALID_ARGUMENT, 'INVALID_REQUEST', 'bad id', { message: 'InvalidArgument' })) }), 'INTERNAL', /getting measurement secret: InvalidArgument/],
+    ['keyservice unreachable (retryable)', (s) => (s.deps.keys = { getDataKey: () => Promise.reject(new RpcError(grpc.status.UNAVAILABLE, undefined, 'down', { message: 'Unavailable' })) }), 'KEYSERVICE_UNAVAILABLE', /getting measurement secret: Unavailable/],
   ];
   for (const [name, mutate, code, message] of failures) {
     it(`maps ${name} to ${code}`, async () => {

@@ -2,7 +2,8 @@ import { MEASUREMENT_SECRET_KEY_ID, SSH_CA_KEY_SUFFIX, STATE_DISK_KEY_LENGTH } f
 import { isAsterismError } from '@asterism/errors';
 import type { Logger } from '@asterism/logger';
 import type { join } from '@asterism/proto';
-import { JoinError } from './errors.js';
+import { RpcError } from '@asterism/service-runtime';
+import { JoinError, OutboundCallError } from './errors.js';
 import type {
   CertSansSource,
   ComponentsSource,
@@ -50,6 +51,9 @@ export interface TicketContext {
   signal?: AbortSignal;
 }
 
+/** Statuses of a called service that mean "not reachable now": the step's (UNAVAILABLE) code. */
+const UNREACHABLE: ReadonlySet<string> = new Set(['UNAVAILABLE', 'DEADLINE_EXCEEDED', 'CANCELLED']);
+
 /** Tags an error from one step with a code and lower-case context, keeping JoinErrors as they are. */
 function step(code: 'KEYSERVICE_UNAVAILABLE' | 'KUBERNETES_UNAVAILABLE' | 'INTERNAL', context: string) {
   return (err: unknown): never => {
@@ -62,7 +66,9 @@ function step(code: 'KEYSERVICE_UNAVAILABLE' | 'KUBERNETES_UNAVAILABLE' | 'INTER
     // refusing our credentials, or the keyservice refusing a key request we built from a validated
     // request, is ours. None gets better by retrying, so none is UNAVAILABLE.
     if (isAsterismError(err, 'K8S_INVALID', 'NODE_NAME_INVALID')) throw new JoinError('INVALID_REQUEST', `${context}: ${text}`, { cause: err });
-    if (isAsterismError(err, 'K8S_FORBIDDEN', 'K8S_CONFIG_INVALID', 'KEYSERVICE_REJECTED')) throw new JoinError('INTERNAL', `${context}: ${text}`, { cause: err });
+    if (isAsterismError(err, 'K8S_FORBIDDEN', 'K8S_CONFIG_INVALID')) throw new JoinError('INTERNAL', `${context}: ${text}`, { cause: err });
+    // A status from a service we call (the keyservice): only "not reachable now" is worth a retry.
+    if (err instanceof RpcError && !UNREACHABLE.has(err.code)) throw new JoinError('INTERNAL', `${context}: ${text}`, { cause: err });
     throw new JoinError(code, `${context}: ${text}`, { cause: err });
   };
 }
@@ -89,11 +95,11 @@ export class TicketIssuer {
       // A ref'd timer (unlike AbortSignal.timeout): the deadline must fire even in an idle process.
       timer = setTimeout(() => {
         local.abort();
-        reject(new Error(`no answer within ${timeoutMs} ms`));
+        reject(new OutboundCallError('NO_ANSWER', `no answer within ${timeoutMs} ms`));
       }, timeoutMs);
       onCancel = () => {
         local.abort();
-        reject(new Error('request cancelled by the client'));
+        reject(new OutboundCallError('CANCELLED_BY_CLIENT', 'request cancelled by the client'));
       };
       if (ctx.signal?.aborted) onCancel();
       else ctx.signal?.addEventListener('abort', onCancel, { once: true });
