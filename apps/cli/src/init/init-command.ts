@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
 import { encodeClusterKmsUri, generateNonce, NO_STORE_URI, randomBytes, type MasterSecret } from '@asterism/crypto';
 import { AsterismError } from '@asterism/errors';
-import type { init } from '@asterism/proto';
+import type { components, init } from '@asterism/proto';
 import { decodeMasterSecretFile, encodeMasterSecretFile, ensureWorkspace, workspacePath, writePrivateFile } from './outputs.js';
 
 /** Opens the Init stream to a node (over aTLS with the CLI's validator). */
@@ -27,6 +27,8 @@ export interface InitOptions {
   initSecret: Buffer;
   clusterName?: string;
   kubernetesVersion?: string;
+  /** The components of that version the node installs (empty: the node image carries them). */
+  components?: components.Component[];
   apiServerCertSans?: string[];
   serviceCidr?: string;
   conformance?: boolean;
@@ -95,7 +97,7 @@ function initRequest(opts: InitOptions, masterSecret: MasterSecret, measurementS
     measurementSalt,
     kubernetesVersion: opts.kubernetesVersion ?? '',
     conformanceMode: opts.conformance ?? false,
-    kubernetesComponents: [],
+    kubernetesComponents: opts.components ?? [],
     initSecret: opts.initSecret,
     clusterName: opts.clusterName ?? '',
     apiserverCertSans: opts.apiServerCertSans ?? [],

@@ -1,0 +1,4 @@
+import type { VersionRow } from './manifest.js';
+
+/** placeholder */
+export const MANIFEST: readonly VersionRow[] = [];
