@@ -32,27 +32,39 @@ export async function sha256File(path: string): Promise<string> {
   return `sha256:${h.digest('hex')}`;
 }
 
-/** The images of a version, from `<artifacts>/<version>/images.json` when the images were packed. */
-async function readImages(dir: string): Promise<ImageArtifact[]> {
+/** The Kubernetes images of a version (the project's own service images change with every build and are not listed). */
+export const KUBERNETES_IMAGES = ['pause', 'etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kube-proxy'];
+
+/**
+ * The Kubernetes images of a version from the `images.json` deploy's image build wrote (its
+ * `imageId` is the config digest buildah computed with `--timestamp 0`); none when not built.
+ */
+export async function readImages(imagesJson: string | undefined): Promise<ImageArtifact[]> {
+  if (!imagesJson) return [];
   let text: string;
   try {
-    text = await readFile(join(dir, 'images.json'), 'utf8');
+    text = await readFile(imagesJson, 'utf8');
   } catch {
     return [];
   }
-  const list = JSON.parse(text) as { name: string; ref: string; digest: string }[];
-  return list.map(({ name, ref, digest }) => ({ name, ref, digest }));
+  const list = (JSON.parse(text) as { images: { name: string; ref: string; imageId: string }[] }).images;
+  return list
+    .filter((i) => KUBERNETES_IMAGES.includes(i.name))
+    .map((i) => ({ name: i.name, ref: i.ref, digest: i.imageId.startsWith('sha256:') ? i.imageId : `sha256:${i.imageId}` }));
 }
 
-/** The manifest row of one version from its packed artifacts in `<artifactsRoot>/<version>/`. */
-export async function rowFromArtifacts(artifactsRoot: string, version: string): Promise<VersionRow> {
+/**
+ * The manifest row of one version from its packed artifacts in `<artifactsRoot>/<version>/` and,
+ * when given, the images.json of that version's image build.
+ */
+export async function rowFromArtifacts(artifactsRoot: string, version: string, imagesJson?: string): Promise<VersionRow> {
   const dir = join(artifactsRoot, version);
   const components: ComponentArtifact[] = [];
   for (const a of ARTIFACT_LAYOUT) {
     const file = artifactFile(a.name, a.extract);
     components.push({ ...a, path: `${version}/${file}`, hash: await sha256File(join(dir, file)) });
   }
-  return { kubernetesVersion: version, components, images: await readImages(dir) };
+  return { kubernetesVersion: version, components, images: await readImages(imagesJson) };
 }
 
 /** The checked-in TypeScript source of a manifest. */
@@ -79,14 +91,15 @@ export function rowDifferences(want: VersionRow, got: VersionRow): string[] {
   for (const w of want.images) {
     const g = got.images.find((i) => i.name === w.name);
     if (g && g.digest !== w.digest) out.push(`${want.kubernetesVersion} image ${w.name}: manifest ${w.digest}, built ${g.digest}`);
+    if (g && g.ref !== w.ref) out.push(`${want.kubernetesVersion} image ${w.name}: manifest ${w.ref}, built ${g.ref}`);
   }
   return out;
 }
 
-/** Writes the manifest source to `path` from the artifacts of `versions`. */
-export async function writeManifest(path: string, artifactsRoot: string, versions: readonly string[]): Promise<VersionRow[]> {
+/** Writes the manifest source to `path` from the artifacts of `versions` (and their images.json files, by version). */
+export async function writeManifest(path: string, artifactsRoot: string, versions: readonly string[], imagesJson: (version: string) => string): Promise<VersionRow[]> {
   const rows: VersionRow[] = [];
-  for (const v of versions) rows.push(await rowFromArtifacts(artifactsRoot, v));
+  for (const v of versions) rows.push(await rowFromArtifacts(artifactsRoot, v, imagesJson(v)));
   await writeFile(path, renderManifest(rows));
   return rows;
 }

@@ -50,6 +50,22 @@ export async function prepareArtifacts(version: string, pinnedBinDir: string, sa
   return version === K8S_VERSION ? pinnedBinDir : binDir(version);
 }
 
+/**
+ * The Kubernetes images just built against the manifest's digests (image IDs, reproducible with
+ * buildah --timestamp 0): one line per difference. kube-proxy carries Debian packages of the build
+ * machine, so a machine on another Debian point release differs there; that is reported, not fatal.
+ */
+export function imageDifferences(version: string, built: readonly { name: string; ref: string; imageId: string }[]): string[] {
+  const out: string[] = [];
+  for (const want of versionRow(version).images) {
+    const got = built.find((b) => b.name === want.name);
+    const digest = got && (got.imageId.startsWith('sha256:') ? got.imageId : `sha256:${got.imageId}`);
+    if (!got) out.push(`${want.ref}: not built`);
+    else if (got.ref !== want.ref || digest !== want.digest) out.push(`${want.name}: manifest ${want.ref}@${want.digest}, built ${got.ref}@${digest}`);
+  }
+  return out;
+}
+
 /** Starts the artifact server in the router namespace; resolves once it listens. */
 export async function startArtifactServer(layout: ClusterLayout): Promise<{ name: string; hostPort: number; pids: number[] }> {
   const log = join(layout.root, 'artifact-server.log');

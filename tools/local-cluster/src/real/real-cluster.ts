@@ -15,7 +15,7 @@ import * as k8s from '@kubernetes/client-node';
 import { buildLocalImages, DEFAULT_IMAGE_DIR, helmPath, LOCAL_IMAGE_REPOSITORY, type ImageManifest } from '@asterism/deploy';
 import { K8S_VERSION } from '@asterism/k8s-testenv';
 import { versionRow } from '@asterism/versions';
-import { artifactBaseUrl, prepareArtifacts, startArtifactServer } from './artifacts.js';
+import { artifactBaseUrl, imageDifferences, prepareArtifacts, startArtifactServer } from './artifacts.js';
 import { readState, runCliInit, TSX, waitForNodes, WORKSPACE_ROOT, writeState, type ClusterState } from '../cluster.js';
 import { alive, startDetached, stopDetached } from '../detached.js';
 import { newInitSecret } from '../init-secret.js';
@@ -87,6 +87,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   const images = await stage(say, 'images', () =>
     buildLocalImages({ k8sBinDir, kubernetesVersion: version, ...(version === K8S_VERSION ? {} : { outDir: join(DEFAULT_IMAGE_DIR, version) }), progress: (l) => say(`  ${l}`) }),
   );
+  for (const d of imageDifferences(version, images.images)) say(`  WARNING image differs from libs/versions: ${d}`);
   const nodes = planNodes(o.controlPlanes, o.workers, NETWORK.prefix);
   const { secret, hash } = await newInitSecret();
   await writeFile(layout.initSecretFile, secret, { mode: 0o600 });
