@@ -11,10 +11,12 @@ describe('artifact server (loopback)', () => {
   let base: string;
   const server = { close: () => undefined as unknown } as { close: () => unknown };
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'artifacts-'));
+    // A root below a dot folder, like ~/.cache.
+    dir = join(await mkdtemp(join(tmpdir(), 'artifacts-')), '.cache');
     await mkdir(join(dir, 'root', 'v1.35.4'), { recursive: true });
     await writeFile(join(dir, 'root', 'v1.35.4', 'kubelet'), 'kubelet-bytes');
     await writeFile(join(dir, 'secret'), 'outside');
+    await writeFile(join(dir, 'root', 'v1.35.4', '.hidden'), 'x');
     const s = artifactServer(join(dir, 'root'));
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
@@ -22,7 +24,7 @@ describe('artifact server (loopback)', () => {
   });
   after(async () => {
     await server.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(join(dir, '..'), { recursive: true, force: true });
   });
 
   it('serves a packed artifact', async () => {
@@ -31,7 +33,7 @@ describe('artifact server (loopback)', () => {
     assert.equal(await res.text(), 'kubelet-bytes');
   });
   it('refuses paths outside the root, folders, missing files and writes', async () => {
-    for (const p of ['/../secret', '/%2e%2e/secret', '/v1.35.4', '/v1.35.4/nope']) assert.equal((await fetch(`${base}${p}`)).status, 404, p);
+    for (const p of ['/../secret', '/%2e%2e/secret', '/v1.35.4', '/v1.35.4/nope', '/v1.35.4/.hidden']) assert.equal((await fetch(`${base}${p}`)).status, 404, p);
     assert.equal((await fetch(`${base}/v1.35.4/kubelet`, { method: 'PUT', body: 'x' })).status, 405);
   });
 });

@@ -20,7 +20,7 @@ export function artifactServer(root: string): Server {
       if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405).end();
       const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
       const file = normalize(join(base, path));
-      if (!file.startsWith(`${base}${sep}`) || file.split(sep).some((p) => p.startsWith('.'))) return void res.writeHead(404).end();
+      if (!file.startsWith(`${base}${sep}`) || file.slice(base.length + 1).split(sep).some((p) => p.startsWith('.'))) return void res.writeHead(404).end();
       const st = await stat(file).catch(() => undefined);
       if (!st?.isFile()) return void res.writeHead(404).end();
       res.writeHead(200, { 'content-length': st.size, 'content-type': 'application/octet-stream' });
