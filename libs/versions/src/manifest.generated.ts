@@ -43,6 +43,78 @@ export const MANIFEST: readonly VersionRow[] = [
         "hash": "sha256:b5a348c2f318195182228027593f9aa3b8bc4ee3b6bdc45a348ed984a039a0c4"
       }
     ],
+    "images": [
+      {
+        "name": "pause",
+        "ref": "localhost/asterism/pause:3.10.1",
+        "digest": "sha256:2e026ae7c729cb267b0c7698797ffbb0422b91561b5e2b3c000f4af8130dd065"
+      },
+      {
+        "name": "etcd",
+        "ref": "localhost/asterism/etcd:3.6.5-0",
+        "digest": "sha256:e5e9e917e48a20702229bee3d074f6584192cf6974e497722961aee3c7944cb6"
+      },
+      {
+        "name": "kube-apiserver",
+        "ref": "localhost/asterism/kube-apiserver:v1.34.4",
+        "digest": "sha256:b7bdc8eb8bc5bd769ad1711046ea2abcc0aabf5920eec3c07945bdae51bc650b"
+      },
+      {
+        "name": "kube-controller-manager",
+        "ref": "localhost/asterism/kube-controller-manager:v1.34.4",
+        "digest": "sha256:88d820d4549a94c97607c5e8de2fd5704e4c7de11d91b1988a53776557bcf532"
+      },
+      {
+        "name": "kube-scheduler",
+        "ref": "localhost/asterism/kube-scheduler:v1.34.4",
+        "digest": "sha256:56f18d854b4ad449a4bb944ed296079c69cacbf08cd9e19f680e43d3886e4a30"
+      },
+      {
+        "name": "kube-proxy",
+        "ref": "localhost/asterism/kube-proxy:v1.34.4",
+        "digest": "sha256:b0f83f2f03fef138880e59b1615e0f7608b32cdbaf9ed1af2d18a2fa595d5b24"
+      }
+    ]
+  },
+  {
+    "kubernetesVersion": "v1.35.4",
+    "components": [
+      {
+        "name": "kubelet",
+        "installPath": "/run/state/bin/kubelet",
+        "extract": false,
+        "path": "v1.35.4/kubelet",
+        "hash": "sha256:f72d957cac348bc13c08dcbeab9308f3570f326a57b0eb4a488f573c004492bf"
+      },
+      {
+        "name": "kubeadm",
+        "installPath": "/run/state/bin/kubeadm",
+        "extract": false,
+        "path": "v1.35.4/kubeadm",
+        "hash": "sha256:7f1491007cd7ef24d55fb922bca599ae666a3d1bbf079e06a926a6056c693a31"
+      },
+      {
+        "name": "kubectl",
+        "installPath": "/run/state/bin/kubectl",
+        "extract": false,
+        "path": "v1.35.4/kubectl",
+        "hash": "sha256:1b5680b50c99c3b748b25a52d2ddc13741e775157b6204480cc21a2f556a6b5e"
+      },
+      {
+        "name": "crictl",
+        "installPath": "/run/state/bin",
+        "extract": true,
+        "path": "v1.35.4/crictl.tar.gz",
+        "hash": "sha256:c30c3c67c360fefd76827324dfea86fb5abf81e532de5cbf017c7b8c788b443c"
+      },
+      {
+        "name": "cni-plugins",
+        "installPath": "/opt/cni/bin",
+        "extract": true,
+        "path": "v1.35.4/cni-plugins.tar.gz",
+        "hash": "sha256:b5a348c2f318195182228027593f9aa3b8bc4ee3b6bdc45a348ed984a039a0c4"
+      }
+    ],
     "images": []
   }
 ];
