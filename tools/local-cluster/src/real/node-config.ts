@@ -93,6 +93,8 @@ export function kubeletPatch(node: string): string {
     `cgroupRoot: ${nodeCgroupRoot(node)}`,
     'protectKernelDefaults: false',
     'failSwapOn: false',
+    // The hosts mount cgroups in hybrid (v1) mode; kubelet v1.35 stops there unless told not to.
+    'failCgroupV1: false',
     'volumePluginDir: /opt/libexec/kubernetes/kubelet-plugins/volume/exec/',
     'imageGCHighThresholdPercent: 100',
     'evictionHard:',

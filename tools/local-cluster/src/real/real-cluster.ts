@@ -172,9 +172,11 @@ function bootstrapperArgs(layout: ClusterLayout, node: NodeSpec): string[] {
     // No --k8s-bin-dir: kubeadm is /run/state/bin/kubeadm, installed from the components.
     '--init-system=none',
     `--image-repository=${LOCAL_IMAGE_REPOSITORY}`,
-    // The only failing preflight check: kubeadm pre-pulls CoreDNS although init skips the CoreDNS
-    // addon (as the reference does), and no CoreDNS image is built here (ADR 0018).
-    '--ignore-preflight-errors=ImagePull',
+    // ImagePull: kubeadm pre-pulls CoreDNS although init skips the CoreDNS addon (as the
+    // reference does), and no CoreDNS image is built here (ADR 0018). SystemVerification: kubeadm
+    // v1.35 refuses cgroup v1 hosts (these machines mount cgroups in hybrid mode); the kubelet
+    // patch sets failCgroupV1: false to match (docs/adr/0034-components-by-version.md).
+    '--ignore-preflight-errors=ImagePull,SystemVerification',
     // A network namespace cannot raise the kernel's conntrack limit (kube-proxy would exit).
     '--kube-proxy-conntrack-max-per-core=0',
     `--log-file=${layout.log(node.name, 'bootstrapper.json')}`,
