@@ -115,6 +115,37 @@ export const MANIFEST: readonly VersionRow[] = [
         "hash": "sha256:b5a348c2f318195182228027593f9aa3b8bc4ee3b6bdc45a348ed984a039a0c4"
       }
     ],
-    "images": []
+    "images": [
+      {
+        "name": "pause",
+        "ref": "localhost/asterism/pause:3.10.1",
+        "digest": "sha256:2e026ae7c729cb267b0c7698797ffbb0422b91561b5e2b3c000f4af8130dd065"
+      },
+      {
+        "name": "etcd",
+        "ref": "localhost/asterism/etcd:3.6.6-0",
+        "digest": "sha256:96ec54a9cebbf4c5d3f329e3cd4814d1f465f35020082f2ece34cc8eca346251"
+      },
+      {
+        "name": "kube-apiserver",
+        "ref": "localhost/asterism/kube-apiserver:v1.35.4",
+        "digest": "sha256:5968f72a0cad724167db003938c405bd00ea06c1c23f703b396a07336ace6246"
+      },
+      {
+        "name": "kube-controller-manager",
+        "ref": "localhost/asterism/kube-controller-manager:v1.35.4",
+        "digest": "sha256:aa7991e17ad1c383e469cacb5af70aa6300cdba3c1a33327bb3b85ec1d898554"
+      },
+      {
+        "name": "kube-scheduler",
+        "ref": "localhost/asterism/kube-scheduler:v1.35.4",
+        "digest": "sha256:17348095b94d9caf65128f4ac593a5e0e837fe38ed2f2f12ae5eb65352915c04"
+      },
+      {
+        "name": "kube-proxy",
+        "ref": "localhost/asterism/kube-proxy:v1.35.4",
+        "digest": "sha256:b612e0a0389fc4987cbcfbf2e2ce70bfa7005d6cb4ba310f6b3f9614dd4383fb"
+      }
+    ]
   }
 ];
