@@ -98,8 +98,8 @@ function serviceImage(app: (typeof SERVICE_BUNDLES)[number], ports: number[], no
  * The tags kubeadm expects for `name` images (`kubeadm config images list`), e.g.
  * `{ etcd: '3.6.5-0', pause: '3.10.1', ... }`: images are tagged so static pods need no overrides.
  */
-export function kubeadmImageTags(kubeadm: string): Record<string, string> {
-  const out = execFileSync(kubeadm, ['config', 'images', 'list', '--kubernetes-version', KUBERNETES_VERSION, '--image-repository', LOCAL_IMAGE_REPOSITORY], { encoding: 'utf8' });
+export function kubeadmImageTags(kubeadm: string, kubernetesVersion = KUBERNETES_VERSION): Record<string, string> {
+  const out = execFileSync(kubeadm, ['config', 'images', 'list', '--kubernetes-version', kubernetesVersion, '--image-repository', LOCAL_IMAGE_REPOSITORY], { encoding: 'utf8' });
   return parseImageList(out);
 }
 
@@ -115,18 +115,19 @@ export function parseImageList(text: string): Record<string, string> {
 
 /**
  * The image catalog. `etcdTag`/`pauseTag` are what kubeadm asks for (`kubeadm config images
- * list`), so static pods find them without overrides in the cluster configuration.
+ * list`), so static pods find them without overrides in the cluster configuration; the Kubernetes
+ * images are tagged with `kubernetesVersion` (default: the pinned module's).
  */
-export function imageCatalog(tags: { etcd: string; pause: string }): ImageSpec[] {
+export function imageCatalog(tags: { etcd: string; pause: string }, kubernetesVersion = KUBERNETES_VERSION): ImageSpec[] {
   return [
     { ...goBinaryImage('pause', tags.pause, ['pause']), nodes: 'all', config: { entrypoint: ['/usr/local/bin/pause'], env: [PATH_ENV] } },
     goBinaryImage('etcd', tags.etcd, ['etcd', 'etcdctl']),
-    goBinaryImage('kube-apiserver', KUBERNETES_VERSION, ['kube-apiserver']),
-    goBinaryImage('kube-controller-manager', KUBERNETES_VERSION, ['kube-controller-manager']),
-    goBinaryImage('kube-scheduler', KUBERNETES_VERSION, ['kube-scheduler']),
+    goBinaryImage('kube-apiserver', kubernetesVersion, ['kube-apiserver']),
+    goBinaryImage('kube-controller-manager', kubernetesVersion, ['kube-controller-manager']),
+    goBinaryImage('kube-scheduler', kubernetesVersion, ['kube-scheduler']),
     {
       name: 'kube-proxy',
-      tag: KUBERNETES_VERSION,
+      tag: kubernetesVersion,
       nodes: 'all',
       stage: (rootfs, inputs) => {
         rootfs.addDebianPackages(KUBE_PROXY_PACKAGES);

@@ -18,6 +18,8 @@ export const DEFAULT_IMAGE_DIR = join(REPO_ROOT, 'dist', 'images');
 export interface LocalImagesOptions {
   /** Kubernetes binaries (tools/k8s-testenv's build folder). */
   k8sBinDir: string;
+  /** Version the binaries are (tags of the Kubernetes images; default: the pinned module's). */
+  kubernetesVersion?: string;
   outDir?: string;
   /** Only these image names (default: all). */
   only?: string[];
@@ -31,9 +33,9 @@ export async function buildLocalImages(o: LocalImagesOptions): Promise<ImageMani
   const bundleDir = join(outDir, '.bundles');
   const started = Date.now();
   for (const app of SERVICE_BUNDLES) await bundleApp(app, { outRoot: bundleDir });
-  const tags = kubeadmImageTags(join(o.k8sBinDir, 'kubeadm'));
+  const tags = kubeadmImageTags(join(o.k8sBinDir, 'kubeadm'), o.kubernetesVersion);
   if (!tags.etcd || !tags.pause) throw new Error(`kubeadm did not name etcd and pause images: ${JSON.stringify(tags)}`);
-  const catalog: ImageSpec[] = imageCatalog({ etcd: tags.etcd, pause: tags.pause }).filter((s) => !o.only || o.only.includes(s.name));
+  const catalog: ImageSpec[] = imageCatalog({ etcd: tags.etcd, pause: tags.pause }, o.kubernetesVersion).filter((s) => !o.only || o.only.includes(s.name));
   say(`building ${catalog.length} images into ${outDir} (buildah, FROM scratch, reproducible time stamps)...`);
   const manifest = await buildImages({ outDir, inputs: { k8sBinDir: o.k8sBinDir, bundleDir, nodeBinary: process.execPath }, catalog, progress: say });
   say(`images ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes binaries (kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubeadm, kubelet, kube-proxy), etcd and etcdctl from the Go modules pinned in tools/k8s-testenv/go,
+# kubeadm, kubelet, kube-proxy, kubectl), etcd and etcdctl from the Go modules pinned in tools/k8s-testenv/go,
 # plus Kubernetes' own pause program (C, from the same module), into a cache folder. Binaries are
 # static (CGO off), so container images need nothing but the binary.
 # Idempotent: a stamp (go.sum hash + Go version) skips the build when nothing changed.
+# Usage: build.sh [VERSION]  (default v1.34.4; supported: the versions in the table below, each with
+# its own Go module folder, docs/protocol/components.md)
 #   K8S_TESTENV_CACHE  cache root (default ~/.cache/asterism/k8s-testenv, outside the checkout so
 #                      fresh clones on the same machine reuse it)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 repo=$(cd "$here/../.." && pwd)
-version=v1.34.4
+version=${1:-v1.34.4}
+# Version -> the Go module folder pinning it.
+case "$version" in
+  v1.34.4) module=go ;;
+  v1.35.4) module=go-v1.35 ;;
+  *) printf '[k8s-testenv] ERROR: unsupported Kubernetes version %s (supported: v1.34.4, v1.35.4)\n' "$version" >&2; exit 2 ;;
+esac
+minor=$(echo "$version" | cut -d. -f2)
 # The folder names the build recipe too (static binaries + etcdctl + pause): checkouts with an older
 # recipe keep their own folder instead of rebuilding over this one. Keep in sync with src/binaries.ts.
 build=$version-static
@@ -21,19 +30,19 @@ if ! command -v go >/dev/null 2>&1; then
   say "ERROR: Go is not installed; it is needed to build kube-apiserver and friends (apt-get install golang, or a Go toolchain on PATH)"
   exit 1
 fi
-stamp="$(sha256sum "$here/go/go.sum" | cut -d' ' -f1) $(go env GOVERSION) static"
+stamp="$(sha256sum "$here/$module/go.sum" | cut -d' ' -f1) $(go env GOVERSION) static"
 if [ -f "$bin/.stamp" ] && [ "$(cat "$bin/.stamp")" = "$stamp" ] \
   && [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kube-controller-manager" ] && [ -x "$bin/kubeadm" ] && [ -x "$bin/etcd" ] \
-  && [ -x "$bin/kubelet" ] && [ -x "$bin/kube-scheduler" ] && [ -x "$bin/kube-proxy" ] && [ -x "$bin/etcdctl" ] && [ -x "$bin/pause" ]; then
+  && [ -x "$bin/kubelet" ] && [ -x "$bin/kube-scheduler" ] && [ -x "$bin/kube-proxy" ] && [ -x "$bin/etcdctl" ] && [ -x "$bin/pause" ] && [ -x "$bin/kubectl" ]; then
   say "binaries up to date in $bin"
   exit 0
 fi
 mkdir -p "$bin"
 ldflags="-s -w"
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags="$ldflags -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=34 -X $pkg.gitTreeState=clean"
+  ldflags="$ldflags -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 done
-cd "$here/go"
+cd "$here/$module"
 say "downloading Go modules (first run: a few hundred MB)..."
 start=$SECONDS
 go mod download
@@ -47,6 +56,7 @@ CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin/" \
   k8s.io/kubernetes/cmd/kube-scheduler \
   k8s.io/kubernetes/cmd/kubelet \
   k8s.io/kubernetes/cmd/kube-proxy \
+  k8s.io/kubernetes/cmd/kubectl \
   ./cmd/etcd \
   ./cmd/etcdctl
 # The sandbox ("pause") container of every pod: Kubernetes' own C program from the pinned module.

@@ -9,10 +9,20 @@ export const K8S_VERSION = 'v1.34.4';
 /** Name of the build-cache folder: version + recipe (static binaries, etcdctl, pause); scripts/build.sh uses the same. */
 export const K8S_TESTENV_BUILD = `${K8S_VERSION}-static`;
 
-/** Folder with the built binaries (`K8S_TESTENV_BIN` overrides). */
-export function binDir(): string {
-  const cacheRoot = process.env.K8S_TESTENV_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'asterism', 'k8s-testenv');
-  return process.env.K8S_TESTENV_BIN ?? join(cacheRoot, K8S_TESTENV_BUILD, 'bin');
+/** The build cache root (`K8S_TESTENV_CACHE`, else `~/.cache/asterism/k8s-testenv`); scripts/build.sh uses the same. */
+export function cacheRoot(): string {
+  return process.env.K8S_TESTENV_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'asterism', 'k8s-testenv');
+}
+
+/** Folder with the built binaries of `version` (default: the pinned one; `K8S_TESTENV_BIN` overrides that one). */
+export function binDir(version: string = K8S_VERSION): string {
+  if (version === K8S_VERSION && process.env.K8S_TESTENV_BIN) return process.env.K8S_TESTENV_BIN;
+  return join(cacheRoot(), `${version}-static`, 'bin');
+}
+
+/** Folder scripts/pack.sh fills: `<version>/<artifact>` for every packed version (served to local nodes). */
+export function artifactsRoot(): string {
+  return join(cacheRoot(), 'artifacts');
 }
 
 /** Missing binaries, by name (empty when everything is built). */

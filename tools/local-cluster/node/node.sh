@@ -53,8 +53,11 @@ printf '127.0.0.1 localhost\n%s %s\n' "$NODE_IP" "$NODE_NAME" > /etc/hosts
 install -D -m 0644 "$node_dir/config/containerd.toml" /etc/containerd/config.toml
 install -D -m 0644 "$node_dir/config/10-asterism.conflist" /etc/cni/net.d/10-asterism.conflist
 install -D -m 0644 "$node_dir/config/kubeletconfiguration+merge.yaml" /opt/kubernetes/patches/kubeletconfiguration+merge.yaml
+# No Kubernetes binary comes from the host: the bootstrapper installs kubelet, kubeadm, kubectl,
+# crictl (/run/state/bin) and the CNI plugins (/opt/cni/bin) from its init request or join ticket,
+# each checked by hash, before kubeadm runs (docs/protocol/components.md); containerd's CNI
+# plugin folder is /opt/cni/bin, which only the installer fills (the host has none there).
 mkdir -p /run/state/bin /etc/kubernetes/manifests
-for b in kubeadm kubelet; do ln -sf "$K8S_BIN_DIR/$b" "/run/state/bin/$b"; done
 export PATH=/run/state/bin:$PATH
 
 children=()

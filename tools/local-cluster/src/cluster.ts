@@ -31,8 +31,10 @@ export interface ClusterState {
   nodes: Array<NodeSpec & { swtpm: number; bootstrapper: number; tampered?: boolean }>;
   /** kubeadm backend: every node `up` planned, recorded before any is created (for `down` after a failed `up`). */
   planned?: string[];
-  /** kubeadm backend: host loopback forwards into the private network. */
+  /** kubeadm backend: host loopback forwards into the private network (and the artifact server, hostPort 0). */
   forwards?: Array<{ name: string; hostPort: number; pids: number[] }>;
+  /** kubeadm backend: the cluster's Kubernetes version, whose components every node installs. */
+  kubernetesVersion?: string;
 }
 
 /** A node's bootstrap status (written by the bootstrapper). */

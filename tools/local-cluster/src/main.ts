@@ -11,8 +11,10 @@ import { down, nodeObjects, readNodeStatus, readState, up, WORKSPACE_ROOT } from
 import { memorySummary, sessionProcesses, type ClusterProcess } from './processes.js';
 import { NETWORK } from './real/network.js';
 import { downReal, upReal } from './real/real-cluster.js';
+import { imagesOnNodes, loadImageOnNodes } from './real/load-image.js';
+import { supportedKubernetesVersions } from '@asterism/versions';
 
-const USAGE = `Usage: local-cluster <up|status|down> [flags]
+const USAGE = `Usage: local-cluster <up|status|down|images|load-image> [flags]
 
   up       boot nodes (each: swtpm vTPM with measured boot, LUKS2 state disk, bootstrapper; with the
            kubeadm backend also its own namespaces, cgroup, containerd and kubelet), run
@@ -20,6 +22,10 @@ const USAGE = `Usage: local-cluster <up|status|down> [flags]
   status   show the nodes, their processes and bootstrap state, and (local backend) the memory
            of every process of the cluster
   down     stop everything and delete the cluster folder (--keep keeps it)
+  images   (kubeadm) the image names pods can use without a registry (on the first node)
+  load-image <archive>
+           (kubeadm) import an OCI/docker image archive into every node's containerd; name the
+           image localhost/<name>:<tag> and use it with imagePullPolicy IfNotPresent
 
 Flags:
   --dir <dir>             cluster folder (default .local-cluster in the workspace)
@@ -27,6 +33,10 @@ Flags:
                           control plane; kubeadm: every one joins etcd and runs its own)
   --workers <n>           (up) worker nodes, default 2
   --bin-dir <dir>         (up) Kubernetes binaries (default: tools/k8s-testenv's build cache)
+  --kubernetes-version <v> (up, kubeadm) the cluster's Kubernetes version (default: the newest;
+                          supported: ${supportedKubernetesVersions().join(', ')}). Nodes carry no
+                          Kubernetes binary: each installs that version's components, checked by
+                          hash, from the tool's artifact server (docs/protocol/components.md)
   --backend <b>           (up) kubeadm (default): real nodes (network + mount namespace and cgroup
                           each, containerd, kubelet, kubeadm init/join, services as Helm pods);
                           local: simulated kubelets, control plane as host processes, faster.
@@ -87,7 +97,7 @@ function memoryLine(procs: ClusterProcess[]): string {
   return `memory: ${procs.length} processes, RSS ${mb(m.rssBytes)} MB, PSS ${mb(m.pssBytes)} MB (${kinds.join('; ')})`;
 }
 
-/** Per node: the kubelet's Ready condition and the container runtime it reports. */
+/** Per node: the kubelet's Ready condition, its version and the container runtime it reports. */
 async function kubeletColumn(kubeconfig: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   try {
@@ -95,7 +105,8 @@ async function kubeletColumn(kubeconfig: string): Promise<Map<string, string>> {
     kc.loadFromFile(kubeconfig);
     for (const n of (await kc.makeApiClient(k8s.CoreV1Api).listNode()).items) {
       const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? 'Ready' : 'NotReady';
-      out.set(n.metadata?.name ?? '', `${ready} ${n.status?.nodeInfo?.containerRuntimeVersion ?? '?'}`);
+      const info = n.status?.nodeInfo;
+      out.set(n.metadata?.name ?? '', `${ready} kubelet ${info?.kubeletVersion ?? '?'} ${info?.containerRuntimeVersion ?? '?'}`);
     }
   } catch {
     /* API not reachable: the column stays empty */
@@ -105,14 +116,16 @@ async function kubeletColumn(kubeconfig: string): Promise<Map<string, string>> {
 
 /** Parses the flags after the command (strict: unknown flags are errors). */
 function parseFlags(rest: string[]) {
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest,
     strict: true,
+    allowPositionals: true,
     options: {
       dir: { type: 'string' },
       'control-planes': { type: 'string' },
       workers: { type: 'string' },
       'bin-dir': { type: 'string' },
+      'kubernetes-version': { type: 'string' },
       tamper: { type: 'string', multiple: true },
       backend: { type: 'string' },
       'skip-helm-wait': { type: 'boolean' },
@@ -120,7 +133,7 @@ function parseFlags(rest: string[]) {
       help: { type: 'boolean', short: 'h' },
     },
   });
-  return values;
+  return { ...values, positionals };
 }
 
 type Flags = ReturnType<typeof parseFlags>;
@@ -137,6 +150,7 @@ async function upCommand(values: Flags, root: string, say: (l: string) => void):
       workers: Number(values.workers ?? 2),
       binDir: values['bin-dir'] ?? binDir(),
       skipHelmWait: values['skip-helm-wait'] ?? false,
+      ...(values['kubernetes-version'] ? { kubernetesVersion: values['kubernetes-version'] } : {}),
       ...(values.tamper ? { tamper: values.tamper } : {}),
       progress: say,
     });
@@ -182,6 +196,15 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'down':
       return downCommand(values, root, say);
+    case 'images':
+      for (const name of await imagesOnNodes(root)) process.stdout.write(`${name}\n`);
+      return 0;
+    case 'load-image': {
+      const archive = values.positionals[0];
+      if (!archive) throw new Error('load-image needs the archive: local-cluster load-image <file.tar>');
+      await loadImageOnNodes(root, archive, say);
+      return 0;
+    }
     default:
       process.stderr.write(`local-cluster: unknown command "${command}"\n\n${USAGE}\n`);
       return 2;

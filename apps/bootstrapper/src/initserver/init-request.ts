@@ -1,12 +1,15 @@
 import { isIP } from 'node:net';
 import { MASTER_SECRET_LENGTH_MIN, parseKmsUri, parseStorageUri, RNG_LENGTH_DEFAULT, type MasterSecret } from '@asterism/crypto';
 import type { init } from '@asterism/proto';
+import { parseComponents } from '../components/component-spec.js';
 import { InitFailure } from './init-failure.js';
 
 /** Upper bounds for request fields (the reference had none). */
 const MAX_SALT = 1024;
 const MAX_MASTER_SECRET = 1024;
 const MAX_SANS = 64;
+/** Most components an init request may name (the reference sends ~6). */
+const MAX_COMPONENTS = 64;
 /** RFC 1123 host name: dot-separated labels of letters, digits and inner hyphens; a leading `*.` allowed. */
 const DNS_NAME = /^(\*\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
@@ -22,7 +25,8 @@ export interface ValidInitRequest {
  * client's mistake is INVALID_ARGUMENT before the node is locked (a lock cannot be undone without
  * a reboot). The master secret and salt must be usable by the keyservice (at least 16 and 32
  * bytes, see docs/protocol/init-validation.md), the KMS and storage URIs supported, SANs IP
- * addresses or DNS names, and the service CIDR (when set) a CIDR.
+ * addresses or DNS names, the service CIDR (when set) a CIDR, and the Kubernetes components
+ * well-formed (docs/protocol/components.md; their artifacts are checked when installed).
  */
 export function validateInitRequest(req: init.InitRequest): ValidInitRequest {
   const invalid = (message: string, cause?: unknown) => new InitFailure('INVALID_REQUEST', message, { cause });
@@ -46,6 +50,12 @@ export function validateInitRequest(req: init.InitRequest): ValidInitRequest {
     }
   }
   if (req.serviceCidr !== '' && !isCidr(req.serviceCidr)) throw invalid(`service CIDR ${JSON.stringify(req.serviceCidr.slice(0, 64))} is not a CIDR`);
+  if (req.kubernetesComponents.length > MAX_COMPONENTS) throw invalid(`${req.kubernetesComponents.length} Kubernetes components, at most ${MAX_COMPONENTS}`);
+  try {
+    parseComponents(req.kubernetesComponents);
+  } catch (err) {
+    throw invalid((err as Error).message, err);
+  }
   return { masterSecret, measurementSalt: Buffer.from(req.measurementSalt), apiServerCertSans: req.apiserverCertSans };
 }
 

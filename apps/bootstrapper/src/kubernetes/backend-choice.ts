@@ -6,6 +6,7 @@ import type { BootstrapperConfig } from '../flags.js';
 import type { ClusterInitializer } from '../initserver/ports.js';
 import type { ClusterJoiner } from '../joinclient/ports.js';
 import type { NodeFileWriter } from '../state/file-writer.js';
+import { ComponentInstaller } from '../components/index.js';
 import { KubeadmBackend } from './kubeadm/kubeadm-backend.js';
 import { LocalClusterInitializer, LocalClusterJoiner } from './local/local-backend.js';
 import type { LocalPrograms } from './local/programs.js';
@@ -46,7 +47,7 @@ export function clusterBackendFor(cfg: BootstrapperConfig, metadata: MetadataPro
     return { initializer: local, joiner: new LocalClusterJoiner(logger), local };
   }
   const kubeadm = new KubeadmBackend({
-    kubeadm: cfg.k8sBinDir ? join(cfg.k8sBinDir, 'kubeadm') : '/run/state/bin/kubeadm',
+    kubeadm: cfg.k8sBinDir ? join(cfg.k8sBinDir, 'kubeadm') : files.resolve('/run/state/bin/kubeadm'),
     metadata,
     csp: cfg.csp,
     logger,
@@ -54,6 +55,7 @@ export function clusterBackendFor(cfg: BootstrapperConfig, metadata: MetadataPro
     ...(cfg.imageRepository ? { imageRepository: cfg.imageRepository } : {}),
     ignorePreflightErrors: cfg.ignorePreflightErrors,
     ...(cfg.kubeProxyConntrackMaxPerCore !== undefined ? { kubeProxyConntrackMaxPerCore: cfg.kubeProxyConntrackMaxPerCore } : {}),
+    installer: new ComponentInstaller({ logger, resolve: (p) => files.resolve(p) }),
   });
   return { initializer: kubeadm, joiner: kubeadm };
 }

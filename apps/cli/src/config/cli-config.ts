@@ -10,6 +10,8 @@ export class ConfigError extends AsterismError<'CONFIG_INVALID' | 'CONFIG_MISSIN
 export interface CliConfig {
   clusterName?: string;
   kubernetesVersion?: string;
+  /** Where the node fetches the Kubernetes components from (http, https or file URL; docs/protocol/components.md). */
+  artifactBaseURL?: string;
   apiServerCertSANs?: string[];
   serviceCIDR?: string;
   initSecretFile?: string;
@@ -22,7 +24,7 @@ export interface CliConfig {
 
 export const DEFAULT_CONFIG_FILE = 'asterism-conf.yaml';
 
-const TOP_KEYS = new Set(['clusterName', 'kubernetesVersion', 'apiServerCertSANs', 'serviceCIDR', 'initSecretFile', 'attestation']);
+const TOP_KEYS = new Set(['clusterName', 'kubernetesVersion', 'artifactBaseURL', 'apiServerCertSANs', 'serviceCIDR', 'initSecretFile', 'attestation']);
 const ATTESTATION_KEYS = new Set(['variant', 'configFile']);
 
 function str(v: unknown, key: string): string | undefined {
@@ -54,6 +56,7 @@ export function parseCliConfig(text: string, path: string): CliConfig {
   };
   set('clusterName', str(o.clusterName, 'clusterName'));
   set('kubernetesVersion', str(o.kubernetesVersion, 'kubernetesVersion'));
+  set('artifactBaseURL', str(o.artifactBaseURL, 'artifactBaseURL'));
   set('serviceCIDR', str(o.serviceCIDR, 'serviceCIDR'));
   set('initSecretFile', rel(str(o.initSecretFile, 'initSecretFile')));
   if (o.apiServerCertSANs !== undefined && o.apiServerCertSANs !== null) {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { atlsChannelCredentials } from '@asterism/atls';
+import { supportedKubernetesVersions, versionRow, VersionsError, wireComponents, type WireComponent } from '@asterism/versions';
 import { attestationConfig } from '../config/attestation-flags.js';
 import { loadCliConfig, type CliConfig } from '../config/cli-config.js';
 import { seconds, UsageError, withPort } from '../usage.js';
@@ -27,7 +28,11 @@ Flags:
   --variant <v>                 attestation variant of the node, e.g. qemu-vtpm
   --attestation-config <file>   JSON attestation config of the variant (expected measurements)
   --cluster-name <name>         default "constellation" (the node's default)
-  --kubernetes-version <v>      Kubernetes version to request
+  --kubernetes-version <v>      Kubernetes version of the cluster (default: the newest supported;
+                                supported: ${supportedKubernetesVersions().join(', ')})
+  --artifact-base-url <url>     where the node fetches that version's components (http, https or
+                                file URL; docs/protocol/components.md). Without it the node image
+                                must carry the Kubernetes binaries
   --apiserver-cert-san <san>    extra API server certificate SAN (repeatable)
   --service-cidr <cidr>         service CIDR
   --master-secret <file>        reuse this master secret file instead of generating one
@@ -60,6 +65,7 @@ function parseInitFlags(argv: string[]) {
       'init-secret-file': { type: 'string' },
       'cluster-name': { type: 'string' },
       'kubernetes-version': { type: 'string' },
+      'artifact-base-url': { type: 'string' },
       'apiserver-cert-san': { type: 'string', multiple: true },
       'service-cidr': { type: 'string' },
       'master-secret': { type: 'string' },
@@ -109,13 +115,27 @@ async function readInitSecret(values: InitFlags, file: CliConfig): Promise<Buffe
   throw new UsageError('the init secret is required (--init-secret-file, initSecretFile in the config file, or ASTERISM_INIT_SECRET)');
 }
 
+/**
+ * The requested Kubernetes version (default: the newest supported) and its components resolved
+ * against the artifact base; an unsupported version is a usage error listing the supported ones.
+ */
+export function kubernetesComponents(version: string | undefined, artifactBase: string | undefined): { kubernetesVersion: string; components: WireComponent[] } {
+  try {
+    const row = versionRow(version ?? '');
+    return { kubernetesVersion: row.kubernetesVersion, components: artifactBase ? wireComponents(row, artifactBase) : [] };
+  } catch (err) {
+    if (err instanceof VersionsError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
 /** Runs the init request against the attested node (flags override the config file). */
 async function initFirstNode(values: InitFlags, file: CliConfig, att: CliAttestation, initSecret: Buffer, endpoint: string): Promise<InitResult> {
   const v = await buildCliValidator(att, validatorOptions(values));
   const connector = new GrpcInitConnector((onConnectionError) => atlsChannelCredentials({ validators: [v.validator], onConnectionError }));
   const sans = values['apiserver-cert-san'] ?? file.apiServerCertSANs;
   const clusterName = values['cluster-name'] ?? file.clusterName;
-  const version = values['kubernetes-version'] ?? file.kubernetesVersion;
+  const { kubernetesVersion, components } = kubernetesComponents(values['kubernetes-version'] ?? file.kubernetesVersion, values['artifact-base-url'] ?? file.artifactBaseURL);
   const cidr = values['service-cidr'] ?? file.serviceCIDR;
   try {
     return await runInit(
@@ -126,7 +146,8 @@ async function initFirstNode(values: InitFlags, file: CliConfig, att: CliAttesta
         initSecret,
         retryForMs: seconds(values.timeout, 300) * 1000,
         ...(clusterName ? { clusterName } : {}),
-        ...(version ? { kubernetesVersion: version } : {}),
+        kubernetesVersion,
+        components,
         ...(sans ? { apiServerCertSans: sans } : {}),
         ...(cidr ? { serviceCidr: cidr } : {}),
         ...(values['master-secret'] ? { masterSecretFile: values['master-secret'] } : {}),

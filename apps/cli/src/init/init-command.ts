@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { AtlsError } from '@asterism/atls';
 import { encodeClusterKmsUri, generateNonce, NO_STORE_URI, randomBytes, type MasterSecret } from '@asterism/crypto';
 import { AsterismError } from '@asterism/errors';
-import type { init } from '@asterism/proto';
+import type { components, init } from '@asterism/proto';
 import { RpcError } from '@asterism/service-runtime';
 import { decodeMasterSecretFile, encodeMasterSecretFile, ensureWorkspace, workspacePath, writePrivateFile } from './outputs.js';
 
@@ -34,6 +34,8 @@ export interface InitOptions {
   initSecret: Buffer;
   clusterName?: string;
   kubernetesVersion?: string;
+  /** The components of that version the node installs (empty: the node image carries them). */
+  components?: components.Component[];
   apiServerCertSans?: string[];
   serviceCidr?: string;
   conformance?: boolean;
@@ -102,7 +104,7 @@ function initRequest(opts: InitOptions, masterSecret: MasterSecret, measurementS
     measurementSalt,
     kubernetesVersion: opts.kubernetesVersion ?? '',
     conformanceMode: opts.conformance ?? false,
-    kubernetesComponents: [],
+    kubernetesComponents: opts.components ?? [],
     initSecret: opts.initSecret,
     clusterName: opts.clusterName ?? '',
     apiserverCertSans: opts.apiServerCertSans ?? [],

@@ -15,10 +15,13 @@ import { writeMetadataFile } from '../metadata-file.js';
 import { destroyNodeCgroups } from './cgroups.js';
 import { LocalNetwork, nodeAddress } from './network.js';
 import { bootRealNode, startNodeSupervisor } from './real-cluster.js';
+import { K8S_VERSION } from '@asterism/k8s-testenv';
 
 /** The images `up` built (a fault must not rebuild them while a node joins). */
-async function builtImages(): Promise<ImageManifest> {
-  return JSON.parse(await readFile(join(DEFAULT_IMAGE_DIR, 'images.json'), 'utf8')) as ImageManifest;
+/** The images `up` built for the cluster's version (the pinned version's in the default folder). */
+async function builtImages(version: string | undefined): Promise<ImageManifest> {
+  const dir = !version || version === K8S_VERSION ? DEFAULT_IMAGE_DIR : join(DEFAULT_IMAGE_DIR, version);
+  return JSON.parse(await readFile(join(dir, 'images.json'), 'utf8')) as ImageManifest;
 }
 
 async function loadCluster(root: string) {
@@ -46,11 +49,11 @@ export async function rebootRealNodes(root: string, names: string[]): Promise<vo
     return { node: state.nodes[index]!, index };
   });
   for (const { node } of nodes) await powerOff(layout, node.name);
-  const images = await builtImages();
+  const images = await builtImages(state.kubernetesVersion);
   for (const { node, index } of nodes) {
     await resetTpm(layout, node.name);
     await measureBoot(layout.tpmSocket(node.name), { tamper: node.tampered ?? false });
-    node.bootstrapper = await startNodeSupervisor(layout, node, index, state.binDir, images);
+    node.bootstrapper = await startNodeSupervisor(layout, node, index, images);
   }
   await writeState(layout, state);
 }
@@ -71,8 +74,8 @@ export async function addRealNode(root: string, name: string, opts: { tamper?: b
   const metadata = JSON.parse(await readFile(layout.metadataFile, 'utf8')) as { initSecretHash: string };
   await writeMetadataFile(layout.metadataFile, [...state.nodes, node], metadata.initSecretHash);
   await new LocalNetwork().addNode(address);
-  const images = await builtImages();
-  state.nodes.push(await bootRealNode(layout, node, index, state.binDir, images, opts.tamper ?? false));
+  const images = await builtImages(state.kubernetesVersion);
+  state.nodes.push(await bootRealNode(layout, node, index, images, opts.tamper ?? false));
   await writeState(layout, state);
   return node;
 }

@@ -26,8 +26,6 @@ export interface NodeConfigInput {
   sandboxImage: string;
   /** OCI archives to import into the node's containerd. */
   images: string[];
-  /** tools/k8s-testenv's binaries (kubeadm, kubelet). */
-  k8sBinDir: string;
   cgroupDirs: string[];
 }
 
@@ -54,7 +52,7 @@ state = "/run/containerd"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
+    bin_dir = "/opt/cni/bin"
     conf_dir = "/etc/cni/net.d"
 `;
 }
@@ -95,6 +93,8 @@ export function kubeletPatch(node: string): string {
     `cgroupRoot: ${nodeCgroupRoot(node)}`,
     'protectKernelDefaults: false',
     'failSwapOn: false',
+    // The hosts mount cgroups in hybrid (v1) mode; kubelet v1.35 stops there unless told not to.
+    'failCgroupV1: false',
     'volumePluginDir: /opt/libexec/kubernetes/kubelet-plugins/volume/exec/',
     'imageGCHighThresholdPercent: 100',
     'evictionHard:',
@@ -115,7 +115,6 @@ export async function writeNodeConfig(nodeDir: string, input: NodeConfigInput): 
     NODE_NETNS: input.node.namespace,
     NODE_CGROUPS: input.cgroupDirs.join(' '),
     NODE_IMAGES: input.images.join(' '),
-    K8S_BIN_DIR: input.k8sBinDir,
     NODE_TPM_SOCKET: input.tpmSocket,
     NODE_TPM_AT: NODE_TPM_SOCKET,
   };

@@ -55,7 +55,7 @@ describe('real node runtime building blocks', () => {
 
   it('node.env is private and refuses values that would break shell quoting', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'node-cfg-'));
-    const input = { node: nodeAddress('control-plane-0', 0), tpmSocket: '/c/nodes/control-plane-0/tpm/tpm.sock', sandboxImage: 'localhost/asterism/pause:3.10.1', images: ['/a.tar', '/b.tar'], k8sBinDir: '/bin', cgroupDirs: ['/sys/fs/cgroup/pids/asterism/control-plane-0'] };
+    const input = { node: nodeAddress('control-plane-0', 0), tpmSocket: '/c/nodes/control-plane-0/tpm/tpm.sock', sandboxImage: 'localhost/asterism/pause:3.10.1', images: ['/a.tar', '/b.tar'], cgroupDirs: ['/sys/fs/cgroup/pids/asterism/control-plane-0'] };
     await writeNodeConfig(dir, input);
     const env = readFileSync(join(dir, 'config', 'node.env'), 'utf8');
     assert.match(env, /^NODE_IMAGES='\/a\.tar \/b\.tar'$/m);
@@ -63,6 +63,7 @@ describe('real node runtime building blocks', () => {
     assert.match(env, /^NODE_TPM_SOCKET='\/c\/nodes\/control-plane-0\/tpm\/tpm\.sock'$/m);
     assert.match(env, new RegExp(`^NODE_TPM_AT='${NODE_TPM_SOCKET}'$`, 'm'));
     assert.equal(statSync(join(dir, 'config', 'node.env')).mode & 0o777, 0o600);
-    await assert.rejects(writeNodeConfig(dir, { ...input, k8sBinDir: "/it's" }), /quote/);
+    assert.doesNotMatch(env, /K8S_BIN_DIR/, 'no Kubernetes binary from the host (docs/protocol/components.md)');
+    await assert.rejects(writeNodeConfig(dir, { ...input, tpmSocket: "/it's" }), /quote/);
   });
 });

@@ -16,7 +16,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { binDir } from '@asterism/k8s-testenv';
+import { binDir, K8S_VERSION } from '@asterism/k8s-testenv';
 import { eventually } from '@asterism/testing';
 import { readState } from '../cluster.js';
 import { nodeCgroupDirs } from './cgroups.js';
@@ -24,6 +24,7 @@ import { namespaceExists, NETWORK } from './network.js';
 import { realNodesUnavailable } from './test-support.js';
 import { downReal, upReal } from './real-cluster.js';
 import { RealClusterContext } from './e2e/context.js';
+import { componentsInstalledFromArtifacts } from './e2e/component-checks.js';
 import { attestedTicketFromPods, memoryPerProcess, nodesReadyByKubelets, referenceObjects, secondControlPlaneJoined, servicesRun, workloadOnWorkers } from './e2e/cluster-checks.js';
 import { joinserviceDownOnOneControlPlane, keyserviceOutageDuringJoin, rebootedWorkerRejoins, tamperedWorkerRefused } from './e2e/fault-checks.js';
 import { joinTimeReport, measureJoin, type JoinTime } from './e2e/join-time.js';
@@ -46,7 +47,8 @@ describe('local cluster, kubeadm backend: real nodes end to end', { skip }, () =
     // One real cluster per machine: wait while another checkout's run holds the network.
     await eventually("the machine's local-cluster network is free", async () => (namespaceExists(NETWORK.routerNamespace) ? undefined : true), 900_000);
     const started = Date.now();
-    await upReal({ root, controlPlanes: 2, workers: 2, binDir: binDir(), progress: ctx.log });
+    // The pinned version (built by setup): its components come from the tool's artifact server.
+    await upReal({ root, controlPlanes: 2, workers: 2, binDir: binDir(), kubernetesVersion: K8S_VERSION, progress: ctx.log });
     ctx.log(`up --backend kubeadm --control-planes 2 --workers 2 took ${((Date.now() - started) / 1000).toFixed(1)} s`);
   });
 
@@ -66,6 +68,9 @@ describe('local cluster, kubeadm backend: real nodes end to end', { skip }, () =
   });
 
   it('every Node is registered and kept Ready by its real kubelet with containerd', () => nodesReadyByKubelets(ctx, ALL_NODES));
+
+  it('node roots carry no Kubernetes binary: each node runs the kubelet/kubeadm its bootstrapper installed from hash-checked artifacts', () =>
+    componentsInstalledFromArtifacts(ctx, ALL_NODES, K8S_VERSION));
 
   it('the second control plane joined etcd and runs its own static control-plane pods', () => secondControlPlaneJoined(ctx));
 

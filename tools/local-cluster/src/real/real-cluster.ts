@@ -2,15 +2,20 @@
  * `up --backend kubeadm`: real nodes (docs/adr/0019-node-runtime.md). Each node is a network
  * namespace + mount namespace + cgroup with containerd, a kubelet and the bootstrapper
  * (`--k8s-backend=kubeadm`); node 0 is initialised by the real CLI, which then deploys the
- * services with Helm. Stages: host check -> images -> network -> nodes -> forwards -> init ->
- * wait for Ready.
+ * services with Helm. Node roots carry no Kubernetes binaries: every node's bootstrapper installs
+ * the chosen version's components, checked by hash, from the artifact server the tool starts on the
+ * bridge (docs/protocol/components.md). Stages: host check -> artifacts -> images -> network ->
+ * artifact server -> nodes -> forwards -> init -> wait for Ready.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { buildLocalImages, helmPath, LOCAL_IMAGE_REPOSITORY, type ImageManifest } from '@asterism/deploy';
+import { buildLocalImages, DEFAULT_IMAGE_DIR, helmPath, LOCAL_IMAGE_REPOSITORY, type ImageManifest } from '@asterism/deploy';
+import { K8S_VERSION } from '@asterism/k8s-testenv';
+import { versionRow } from '@asterism/versions';
+import { artifactBaseUrl, imageDifferences, prepareArtifacts, startArtifactServer } from './artifacts.js';
 import { readState, runCliInit, TSX, waitForNodes, WORKSPACE_ROOT, writeState, type ClusterState } from '../cluster.js';
 import { alive, startDetached, stopDetached } from '../detached.js';
 import { newInitSecret } from '../init-secret.js';
@@ -47,6 +52,8 @@ export interface RealUpOptions {
   tamper?: string[];
   /** Pass --skip-helm-wait to the CLI. */
   skipHelmWait?: boolean;
+  /** Kubernetes version of the cluster (default: the newest supported, libs/versions). */
+  kubernetesVersion?: string;
 }
 
 /** Refuses to start when a tool of the node runtime is missing, naming the setup step. */
@@ -75,13 +82,18 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   }
   await rm(layout.root, { recursive: true, force: true });
   await mkdir(layout.workspace, { recursive: true, mode: 0o700 });
-  const images = await stage(say, 'images', () => buildLocalImages({ k8sBinDir: o.binDir, progress: (l) => say(`  ${l}`) }));
+  const version = versionRow(o.kubernetesVersion ?? '').kubernetesVersion;
+  const k8sBinDir = await stage(say, `artifacts of Kubernetes ${version}`, () => prepareArtifacts(version, o.binDir, (l) => say(`  ${l}`)));
+  const images = await stage(say, 'images', () =>
+    buildLocalImages({ k8sBinDir, kubernetesVersion: version, ...(version === K8S_VERSION ? {} : { outDir: join(DEFAULT_IMAGE_DIR, version) }), progress: (l) => say(`  ${l}`) }),
+  );
+  for (const d of imageDifferences(version, images.images)) say(`  WARNING image differs from libs/versions: ${d}`);
   const nodes = planNodes(o.controlPlanes, o.workers, NETWORK.prefix);
   const { secret, hash } = await newInitSecret();
   await writeFile(layout.initSecretFile, secret, { mode: 0o600 });
   await writeMetadataFile(layout.metadataFile, nodes, hash);
   await writeFile(layout.attestationConfigFile, attestationConfigJson(), { mode: 0o600 });
-  const state: ClusterState = { created: new Date().toISOString(), binDir: o.binDir, backend: 'kubeadm', nodes: [], planned: nodes.map((n) => n.name), forwards: [] };
+  const state: ClusterState = { created: new Date().toISOString(), binDir: k8sBinDir, backend: 'kubeadm', nodes: [], planned: nodes.map((n) => n.name), forwards: [], kubernetesVersion: version };
   await writeState(layout, state);
   const network = new LocalNetwork();
   await stage(say, 'network', async () => {
@@ -91,13 +103,16 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
     });
     for (const [i, n] of nodes.entries()) await network.addNode(nodeAddress(n.name, i));
   });
+  const server = await stage(say, 'artifact server', () => startArtifactServer(layout));
+  state.forwards!.push(server);
+  await writeState(layout, state);
   for (const [i, node] of nodes.entries()) {
     const tamper = o.tamper?.includes(node.name) ?? false;
-    state.nodes.push(await stage(say, `boot ${node.name}${tamper ? ' (TAMPERED measured boot)' : ''}`, () => bootRealNode(layout, node, i, o.binDir, images, tamper)));
+    state.nodes.push(await stage(say, `boot ${node.name}${tamper ? ' (TAMPERED measured boot)' : ''}`, () => bootRealNode(layout, node, i, images, tamper)));
     await writeState(layout, state);
   }
   const forwards = await startForwards(layout, nodes[0]!);
-  state.forwards = forwards.map((f) => ({ name: f.name, hostPort: f.hostPort, pids: f.pids }));
+  state.forwards = [server, ...forwards.map((f) => ({ name: f.name, hostPort: f.hostPort, pids: f.pids }))];
   await writeState(layout, state);
   const values = join(layout.root, 'helm-values.yaml');
   // JSON is YAML: helm reads it as a values file.
@@ -105,7 +120,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   await stage(say, 'asterism init + helm', () =>
     runCliInit(layout, nodes[0]!, say, {
       wrapper: ['nsenter', `--net=/run/netns/${NETWORK.routerNamespace}`],
-      args: ['--conformance', `--helm-values=${values}`, `--helm=${helmPath()}`, `--image-repository=${LOCAL_IMAGE_REPOSITORY}`, ...(o.skipHelmWait ? ['--skip-helm-wait'] : [])],
+      args: ['--conformance', `--kubernetes-version=${version}`, `--artifact-base-url=${artifactBaseUrl()}`, `--helm-values=${values}`, `--helm=${helmPath()}`, `--image-repository=${LOCAL_IMAGE_REPOSITORY}`, ...(o.skipHelmWait ? ['--skip-helm-wait'] : [])],
     }),
   );
   await writeHostKubeconfig(layout);
@@ -117,30 +132,33 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
 }
 
 /** One node: vTPM with measured boot, LUKS2 image, host key, node config, cgroups, supervisor. */
-export async function bootRealNode(layout: ClusterLayout, node: NodeSpec, index: number, binDir: string, images: ImageManifest, tamper = false): Promise<ClusterState['nodes'][number]> {
+export async function bootRealNode(layout: ClusterLayout, node: NodeSpec, index: number, images: ImageManifest, tamper = false): Promise<ClusterState['nodes'][number]> {
   await mkdir(layout.nodeRoot(node.name), { recursive: true, mode: 0o700 });
   const swtpm = await startSwtpm(layout, node.name);
   await measureBoot(layout.tpmSocket(node.name), { tamper });
   await createStateDisk(layout, node.name);
   // The node sees its own /run, which layout.nodeRoot()/run backs; /var/run is a link to it.
   await createHostKey(layout, node.name, 'run/state/ssh');
-  const supervisor = await startNodeSupervisor(layout, node, index, binDir, images);
+  const supervisor = await startNodeSupervisor(layout, node, index, images);
   return { ...node, swtpm: swtpm.pid, bootstrapper: supervisor, ...(tamper ? { tampered: true } : {}) };
 }
 
-/** Cgroups, config files and the node's supervisor (node.sh); returns the supervisor's pid. */
-export async function startNodeSupervisor(layout: ClusterLayout, node: NodeSpec, index: number, binDir: string, images: ImageManifest): Promise<number> {
+/**
+ * Cgroups, config files and the node's supervisor (node.sh); returns the supervisor's pid. The node
+ * gets no Kubernetes binary: its bootstrapper installs them from the init request or its ticket.
+ */
+export async function startNodeSupervisor(layout: ClusterLayout, node: NodeSpec, index: number, images: ImageManifest): Promise<number> {
   const address = nodeAddress(node.name, index);
   const cgroupDirs = await createNodeCgroups(node.name);
   const archives = images.images.filter((i) => i.nodes === 'all' || node.role === 'ControlPlane').map((i) => i.archive);
   const pause = images.images.find((i) => i.name === 'pause');
   if (!pause) throw new Error('the image catalog has no pause image');
-  await writeNodeConfig(layout.nodeDir(node.name), { node: address, tpmSocket: layout.tpmSocket(node.name), sandboxImage: pause.ref, images: archives, k8sBinDir: binDir, cgroupDirs });
-  return startDetached('node', 'bash', [NODE_SCRIPT, 'enter', layout.nodeDir(node.name), '--', process.execPath, '--import', TSX, ...bootstrapperArgs(layout, node, binDir)], layout.log(node.name, 'node'), { cwd: WORKSPACE_ROOT }).pid;
+  await writeNodeConfig(layout.nodeDir(node.name), { node: address, tpmSocket: layout.tpmSocket(node.name), sandboxImage: pause.ref, images: archives, cgroupDirs });
+  return startDetached('node', 'bash', [NODE_SCRIPT, 'enter', layout.nodeDir(node.name), '--', process.execPath, '--import', TSX, ...bootstrapperArgs(layout, node)], layout.log(node.name, 'node'), { cwd: WORKSPACE_ROOT }).pid;
 }
 
 /** The bootstrapper as a VM image would run it, with the node runtime's differences as flags. */
-function bootstrapperArgs(layout: ClusterLayout, node: NodeSpec, binDir: string): string[] {
+function bootstrapperArgs(layout: ClusterLayout, node: NodeSpec): string[] {
   return [
     join(WORKSPACE_ROOT, 'apps/bootstrapper/src/main.ts'),
     '--attestation-variant=qemu-vtpm',
@@ -151,12 +169,14 @@ function bootstrapperArgs(layout: ClusterLayout, node: NodeSpec, binDir: string)
     `--metadata=file:${layout.metadataFile}`,
     `--node-name=${node.name}`,
     '--k8s-backend=kubeadm',
-    `--k8s-bin-dir=${binDir}`,
+    // No --k8s-bin-dir: kubeadm is /run/state/bin/kubeadm, installed from the components.
     '--init-system=none',
     `--image-repository=${LOCAL_IMAGE_REPOSITORY}`,
-    // The only failing preflight check: kubeadm pre-pulls CoreDNS although init skips the CoreDNS
-    // addon (as the reference does), and no CoreDNS image is built here (ADR 0018).
-    '--ignore-preflight-errors=ImagePull',
+    // ImagePull: kubeadm pre-pulls CoreDNS although init skips the CoreDNS addon (as the
+    // reference does), and no CoreDNS image is built here (ADR 0018). SystemVerification: kubeadm
+    // v1.35 refuses cgroup v1 hosts (these machines mount cgroups in hybrid mode); the kubelet
+    // patch sets failCgroupV1: false to match (docs/adr/0034-components-by-version.md).
+    '--ignore-preflight-errors=ImagePull,SystemVerification',
     // A network namespace cannot raise the kernel's conntrack limit (kube-proxy would exit).
     '--kube-proxy-conntrack-max-per-core=0',
     `--log-file=${layout.log(node.name, 'bootstrapper.json')}`,

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ClusterKms, STATE_DISK_KEY_LENGTH, stateDiskKeyId } from '@asterism/crypto';
-import { binDir } from '@asterism/k8s-testenv';
+import { binDir, K8S_VERSION } from '@asterism/k8s-testenv';
 import { eventually, findSecretLeaks, kubectlBinary, runCaptured } from '@asterism/testing';
 import { SocketTransport, TPM_ALG, TpmClient } from '@asterism/tpm';
 import { TSX, WORKSPACE_ROOT } from '../cluster.js';
@@ -64,7 +64,7 @@ describe('local cluster, kubeadm backend: verify running nodes, recover a full c
   before(async () => {
     await eventually("the machine's local-cluster network is free", async () => (namespaceExists(NETWORK.routerNamespace) ? undefined : true), 900_000);
     const started = Date.now();
-    await upReal({ root, controlPlanes: 2, workers: 1, binDir: binDir(), progress: log });
+    await upReal({ root, controlPlanes: 2, workers: 1, binDir: binDir(), kubernetesVersion: K8S_VERSION, progress: log });
     log(`up --backend kubeadm --control-planes 2 --workers 1 took ${((Date.now() - started) / 1000).toFixed(1)} s`);
   });
 

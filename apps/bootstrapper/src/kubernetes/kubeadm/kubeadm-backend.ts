@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { k8sCompliantHostname } from '@asterism/k8s';
 import type { Logger } from '@asterism/logger';
 import type { MetadataProvider } from '@asterism/metadata';
+import type { components } from '@asterism/proto';
 import type { ClusterInitializer, InitClusterRequest } from '../../initserver/ports.js';
 import type { ClusterJoiner, JoinClusterRequest } from '../../joinclient/ports.js';
 import type { NodeFileWriter } from '../../state/file-writer.js';
@@ -71,6 +72,16 @@ export interface KubeadmBackendOptions {
   apiReadiness?: ApiReadinessProbe;
   /** How long init waits for the API server after kubeadm (default 2 min, as the reference). */
   apiWaitMs?: number;
+  /** Installs the request's/ticket's components first; without one, components are only logged (the image must carry them). */
+  installer?: ComponentsInstaller;
+}
+
+/**
+ * Installs the components of an init request or a join ticket before kubeadm runs: fetches,
+ * checks every hash, then installs (docs/protocol/components.md). Consumer-declared port.
+ */
+export interface ComponentsInstaller {
+  install(list: readonly components.Component[], signal?: AbortSignal): Promise<unknown>;
 }
 
 /** Blocks until the new cluster's API server answers (consumer-declared port). */
@@ -135,7 +146,7 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
     const stage = <T>(name: string, fn: () => Promise<T>) => timedStage(this.o.logger, 'kubeadm init step finished', name, fn);
     const self = await this.o.metadata.self();
     const nodeName = k8sCompliantHostname(self.Name);
-    if (req.components.length > 0) this.o.logger.warn('Kubernetes components in the init request are not installed by this build; the node image must carry them', { count: req.components.length });
+    await stage('installing components', () => this.installComponents(req.components, this.o.logger, signal));
     const yaml = await this.initConfig(req);
     return this.withConfig(yaml, async (config) => {
       const kubeadm = (args: string[]) => this.kubeadm(args, signal);
@@ -159,6 +170,7 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
   async joinCluster(req: JoinClusterRequest, signal?: AbortSignal): Promise<void> {
     const log = req.joinId ? this.o.logger.child({ joinId: req.joinId }) : this.o.logger;
     const stage = <T>(name: string, fn: () => Promise<T>) => timedStage(log, 'kubeadm join step finished', name, fn);
+    await stage('installing components', () => this.installComponents(req.components, log, signal));
     const yaml = await this.joinConfig(req);
     await this.withConfig(yaml, async (config) => {
       await stage('writing audit policy', () => this.writeAuditPolicy());
@@ -166,6 +178,16 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
       const args = ['join', '-v=5', `--config=${config}`, ...(req.role === 'ControlPlane' ? ['--skip-phases=control-plane-prepare/download-certs'] : [])];
       await stage('kubeadm join', () => this.kubeadm(args, signal, phaseProgress(log, 'kubeadm join progress'), log));
     });
+  }
+
+  /** The components before anything of them runs; a bad artifact fails init/join with nothing installed. */
+  private async installComponents(list: readonly components.Component[], log: Logger, signal?: AbortSignal): Promise<void> {
+    if (list.length === 0) return;
+    if (!this.o.installer) {
+      log.warn('Kubernetes components are not installed: no installer configured; the node image must carry them', { count: list.length });
+      return;
+    }
+    await this.o.installer.install(list, signal);
   }
 
   private kubeadm(args: string[], signal?: AbortSignal, onLine?: (line: string) => void, log: Logger = this.o.logger): Promise<string> {

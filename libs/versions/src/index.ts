@@ -1,0 +1,13 @@
+/** The Kubernetes versions Asterism supports and what a node of each installs (docs/protocol/components.md). */
+export {
+  defaultKubernetesVersion,
+  supportedKubernetesVersions,
+  versionRow,
+  wireComponents,
+  VersionsError,
+  type ComponentArtifact,
+  type ImageArtifact,
+  type VersionRow,
+  type WireComponent,
+} from './manifest.js';
+export { INSTALL_PATHS } from './install-paths.js';
