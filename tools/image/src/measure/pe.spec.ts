@@ -60,7 +60,7 @@ describe('PE reading', () => {
     assert.deepEqual(authenticodeSha256(parsePe(signed)), h0);
     // Section bytes and unsigned trailing data do.
     const changed = Buffer.from(base);
-    changed[0x450] ^= 1;
+    changed.writeUInt8(changed.readUInt8(0x450) ^ 1, 0x450);
     assert.notDeepEqual(authenticodeSha256(parsePe(changed)), h0);
     assert.notDeepEqual(authenticodeSha256(parsePe(Buffer.concat([base, Buffer.alloc(16)]))), h0);
   });

@@ -1,0 +1,59 @@
+/**
+ * A booted node image with everything it expects around it (docs/protocol/node-image.md
+ * "Interfaces"): a private network namespace with DHCP, the QEMU metadata API on the bridge
+ * address naming the VM a worker, and the VM itself. For the acceptance tests and manual runs;
+ * `stop()` removes the VM, the vTPM, the metadata server and the namespace.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import bcrypt from 'bcryptjs';
+import { WORKSPACE_ROOT } from '@asterism/testing';
+import { Vm } from './vm.js';
+import { BRIDGE_ADDRESS, VM_ADDRESS, VmNetwork } from './vm-network.js';
+
+/** The metadata API port (the bootstrapper's default --metadata is http://10.42.0.1:8080). */
+export const METADATA_PORT = 8080;
+const TSX = join(WORKSPACE_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs');
+
+/** A VM of the node image on its own network. */
+export class TestNode {
+  private constructor(
+    readonly network: VmNetwork,
+    readonly vm: Vm,
+    private readonly metadata: ChildProcess,
+  ) {}
+
+  /** Creates the network and metadata API, then boots `image`; `dir` keeps the logs. */
+  static async start(image: string, dir: string, namespace: string): Promise<TestNode> {
+    const network = await VmNetwork.create(namespace, dir);
+    let metadata: ChildProcess | undefined;
+    try {
+      const instances = join(dir, 'instances.json');
+      writeFileSync(instances, JSON.stringify([{ Name: 'worker-0', ProviderID: 'qemu:///hostname/worker-0', Role: 'Worker', VPCIP: VM_ADDRESS, SecondaryIPRange: '', AliasIPRanges: null }]));
+      // The hash of a random secret nobody keeps: a test node is never initialised.
+      writeFileSync(join(dir, 'initsecrethash'), bcrypt.hashSync(randomBytes(24).toString('base64'), 4));
+      const [cmd, args] = network.exec(process.execPath, ['--import', TSX, join(import.meta.dirname, 'metadata-server.ts'), BRIDGE_ADDRESS, String(METADATA_PORT), instances, join(dir, 'initsecrethash')]);
+      metadata = spawn(cmd, args, { stdio: 'ignore', cwd: WORKSPACE_ROOT });
+      const vm = await Vm.boot({ image, dir, network });
+      return new TestNode(network, vm, metadata);
+    } catch (err) {
+      metadata?.kill('SIGTERM');
+      await network.remove();
+      throw err;
+    }
+  }
+
+  /** Runs a program inside the VM's network namespace (the only place the VM is reachable). */
+  execArgs(command: string, args: string[]): [string, string[]] {
+    return this.network.exec(command, args);
+  }
+
+  /** Stops the VM, its vTPM and the metadata API, and deletes the network namespace. */
+  async stop(): Promise<void> {
+    await this.vm.stop();
+    this.metadata.kill('SIGTERM');
+    await this.network.remove();
+  }
+}
