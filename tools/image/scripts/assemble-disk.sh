@@ -17,7 +17,7 @@ as_uuid() { echo "$1" | sed -E 's/^(.{8})(.{4})(.{4})(.{4})(.{12})$/\1-\2-\3-\4-
 mib_up() { echo $(( ($1 + MiB - 1) / MiB )); }
 
 # 1. Root file system: erofs, every time stamp SOURCE_DATE_EPOCH.
-mkfs.erofs -zlz4hc -T"$sde" -U"$fs_uuid" "$work/root.img" "$root" >&2
+mkfs.erofs --quiet -zlz4hc -T"$sde" -U"$fs_uuid" "$work/root.img" "$root" >&2
 truncate -s "$(( $(mib_up "$(stat -c %s "$work/root.img")") * MiB ))" "$work/root.img"
 
 # 2. dm-verity hash tree; the salt and UUID are derived from the root image.

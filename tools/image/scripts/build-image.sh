@@ -28,16 +28,29 @@ root="$work/root"
 
 rootfs_tar=$(bash "$here/scripts/build-rootfs.sh" "$cache")
 say "rootfs: $rootfs_tar"
-mkdir -p "$root" && tar --numeric-owner -xpf "$rootfs_tar" -C "$root"
 
 # The bootstrapper bundle (deploy/ bundler) and the Node runtime of the host (docs/adr/0033).
 bundle="$repo/dist/bootstrapper"
 (cd "$repo" && npx tsx deploy/src/bundle-cli.ts bootstrapper >&2)
+
+# Skip everything below when no input changed since the image in $out was built.
+key=$( {
+  echo "rootfs $(basename "$rootfs_tar") sde $SOURCE_DATE_EPOCH extra $extra"
+  (cd "$bundle" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+  (cd "$here" && find rootfs scripts packages.txt -type f -print0 | sort -z | xargs -0 sha256sum)
+  sha256sum "$(readlink -f "${NODE_BINARY:-/usr/bin/node}")" /usr/lib/systemd/boot/efi/linuxx64.efi.stub
+  mkfs.erofs --version 2>&1 | head -1; veritysetup --version; objcopy --version | head -1; sfdisk --version
+} | sha256sum | cut -c1-32)
+if [ -s "$out/node-image.raw" ] && [ "$(cat "$out/input-key" 2>/dev/null)" = "$key" ]; then
+  say "inputs unchanged (key $key): keeping $out/node-image.raw"
+  exit 0
+fi
+rm -f "$out/input-key"
+mkdir -p "$root" && tar --numeric-owner -xpf "$rootfs_tar" -C "$root"
 install -d "$root/usr/lib/asterism/bootstrapper"
 cp -r "$bundle/." "$root/usr/lib/asterism/bootstrapper/"
 install -m 0755 "$(readlink -f "${NODE_BINARY:-/usr/bin/node}")" "$root/usr/bin/node"
 cp -r "$here/rootfs/." "$root/"
-install -D -m 0644 "$repo/docs/protocol/node-image.md" "$root/usr/share/doc/asterism/node-image.md"
 bash "$here/scripts/configure-root.sh" "$root"
 say "root configured"
 
@@ -60,4 +73,5 @@ node_sha=$(sha256sum "$root/usr/bin/node" | cut -d' ' -f1)
 (cd "$repo" && npx tsx tools/image/src/cli.ts predict --image "$out/node-image.raw" --out "$out" \
   --record "kernel=$kver" --record "node=$node_version" --record "nodeSha256=$node_sha" \
   --record "rootfsTar=$(basename "$rootfs_tar")" --record "sourceDateEpoch=$SOURCE_DATE_EPOCH" >&2)
-say "done: $out"
+echo "$key" > "$out/input-key"
+say "done: $out ($(du -m "$out/node-image.raw" | cut -f1) MiB, input key $key)"
