@@ -39,7 +39,7 @@ class PcrRecorder implements Validator {
 async function main(target: string, configPath: string): Promise<void> {
   const recorder = new PcrRecorder(validatorFromConfigJson(readFileSync(configPath), 'qemu-vtpm'));
   const client = new init.APIClient(target, atlsChannelCredentials({ validators: [recorder] }));
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 300_000;
   try {
     while (!recorder.outcome && Date.now() < deadline) {
       await new Promise<void>((resolve) => client.waitForReady(Math.min(deadline, Date.now() + 2000), () => resolve()));
@@ -47,7 +47,7 @@ async function main(target: string, configPath: string): Promise<void> {
   } finally {
     client.close();
   }
-  if (!recorder.outcome) throw new Error(`no attested connection to ${target} within 60 s`);
+  if (!recorder.outcome) throw new Error(`no attested connection to ${target} within 300 s`);
   const pcrs = Object.fromEntries([...(recorder.pcrs ?? new Map<number, Buffer>())].map(([i, v]) => [String(i), v.toString('hex')]));
   process.stdout.write(`${JSON.stringify({ accepted: recorder.outcome.ok, ...(recorder.outcome.ok ? {} : { error: recorder.outcome.error }), pcrs })}\n`);
 }
