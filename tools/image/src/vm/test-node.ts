@@ -1,18 +1,20 @@
 /**
  * A booted node image with everything it expects around it (docs/protocol/node-image.md
  * "Interfaces"): a private network namespace with DHCP, the QEMU metadata API on the bridge
- * address naming the VM a worker, and the VM itself. For the acceptance tests and manual runs;
+ * address naming the VM a worker, a blank state disk, and the VM itself. For the acceptance tests and manual runs;
  * `stop()` removes the VM, the vTPM, the metadata server and the namespace.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { WORKSPACE_ROOT } from '@asterism/testing';
 import { Vm } from './vm.js';
 import { BRIDGE_ADDRESS, VM_ADDRESS, VmNetwork } from './vm-network.js';
 
+/** Size of a test node's state disk (LUKS2 needs 16 MiB for its header). */
+const STATE_DISK_BYTES = 64 * 1024 * 1024;
 /** The metadata API port (the bootstrapper's default --metadata is http://10.42.0.1:8080). */
 export const METADATA_PORT = 8080;
 const TSX = join(WORKSPACE_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs');
@@ -36,7 +38,11 @@ export class TestNode {
       writeFileSync(join(dir, 'initsecrethash'), bcrypt.hashSync(randomBytes(24).toString('base64'), 4));
       const [cmd, args] = network.exec(process.execPath, ['--import', TSX, join(import.meta.dirname, 'metadata-server.ts'), BRIDGE_ADDRESS, String(METADATA_PORT), instances, join(dir, 'initsecrethash')]);
       metadata = spawn(cmd, args, { stdio: 'ignore', cwd: WORKSPACE_ROOT });
-      const vm = await Vm.boot({ image, dir, network });
+      // A blank sparse state disk: the image gives it a LUKS2 header on first boot.
+      const stateDisk = join(dir, 'state.raw');
+      writeFileSync(stateDisk, '');
+      truncateSync(stateDisk, STATE_DISK_BYTES);
+      const vm = await Vm.boot({ image, dir, network, stateDisk });
       return new TestNode(network, vm, metadata);
     } catch (err) {
       metadata?.kill('SIGTERM');

@@ -2,7 +2,8 @@
  * One QEMU VM booting a node image the way the acceptance tests and tools/local-cluster boot it
  * (docs/protocol/node-image.md "Booting"): TCG (no KVM on the project's machines), OVMF as pflash
  * with a fresh copy of its variable store, the image as a read-only virtio disk with boot index 0,
- * an swtpm vTPM on tpm-crb, optionally a tap device of a VmNetwork, the serial console in a file.
+ * an swtpm vTPM on tpm-crb, optionally a state disk and a tap device of a VmNetwork, the serial
+ * console in a file.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -20,6 +21,8 @@ export interface VmOptions {
   /** Folder for the vTPM state, variable store and console log. */
   readonly dir: string;
   readonly network?: VmNetwork;
+  /** A raw file attached as the state disk (virtio-blk, serial `state`: /dev/disk/by-id/virtio-state). */
+  readonly stateDisk?: string;
   readonly memoryMiB?: number;
   readonly cpus?: number;
 }
@@ -115,6 +118,7 @@ function qemuArgs(o: VmOptions, vars: string, sock: string, consolePath: string)
     ...['-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${OVMF_CODE}`, '-drive', `if=pflash,format=raw,unit=1,file=${vars}`],
     ...['-drive', `if=none,id=disk0,format=raw,readonly=on,file=${o.image}`, '-device', 'virtio-blk-pci,drive=disk0,bootindex=0'],
     ...['-chardev', `socket,id=chrtpm,path=${sock}`, '-tpmdev', 'emulator,id=tpm0,chardev=chrtpm', '-device', 'tpm-crb,tpmdev=tpm0'],
+    ...(o.stateDisk ? ['-drive', `if=none,id=state,format=raw,file=${o.stateDisk}`, '-device', 'virtio-blk-pci,drive=state,serial=state'] : []),
     ...net,
   ];
 }
