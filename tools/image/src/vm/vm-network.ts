@@ -19,6 +19,25 @@ async function ip(args: string[]): Promise<void> {
   if (r.code !== 0) throw new Error(`ip ${args.join(' ')}: ${r.stderr.trim()}`);
 }
 
+/** Deletes namespaces `<prefix>-<pid>` whose process is gone. */
+async function removeStale(name: string): Promise<void> {
+  const prefix = name.replace(/-\d+$/, '-');
+  const list = await runCaptured('ip', ['netns', 'list'], { timeoutMs: 20_000 });
+  for (const ns of list.stdout.split('\n').map((l) => l.split(' ')[0] ?? '')) {
+    const pid = ns.startsWith(prefix) ? Number(ns.slice(prefix.length)) : NaN;
+    if (Number.isInteger(pid) && pid > 0 && !alive(pid)) await runCaptured('ip', ['netns', 'del', ns], { timeoutMs: 20_000 });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The namespace, its tap device and DHCP server. */
 export class VmNetwork {
   private dhcp: ChildProcess | undefined;
@@ -30,9 +49,14 @@ export class VmNetwork {
     readonly tap: string,
   ) {}
 
-  /** Creates the namespace, bridge, tap and DHCP server; `dir` holds the DHCP config and leases. */
+  /**
+   * Creates the namespace, bridge, tap and DHCP server; `dir` holds the DHCP config and leases.
+   * `name` should end in `-<pid>` of the creating process: namespaces of dead processes with the
+   * same prefix are removed first (a test that was killed leaves no network behind for long).
+   */
   static async create(name: string, dir: string): Promise<VmNetwork> {
     const net = new VmNetwork(name, 'tap0');
+    await removeStale(name);
     await runCaptured('ip', ['netns', 'del', name]);
     await ip(['netns', 'add', name]);
     try {

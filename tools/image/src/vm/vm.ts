@@ -32,6 +32,12 @@ export function vmToolsAvailable(): boolean {
   return ['/usr/bin/qemu-system-x86_64', '/usr/bin/swtpm', OVMF_CODE, OVMF_VARS].every((p) => existsSync(p));
 }
 
+/** QEMU and swtpm processes still running: killed when this process exits (a test timed out). */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /** A running VM and its vTPM. */
 export class Vm {
   private exitCode: number | null | undefined;
@@ -44,7 +50,12 @@ export class Vm {
     /** When QEMU was started (ms since the epoch). */
     readonly startedAt: number,
   ) {
-    qemu.on('exit', (code) => (this.exitCode = code));
+    running.add(qemu).add(swtpm);
+    qemu.on('exit', (code) => {
+      this.exitCode = code;
+      running.delete(qemu);
+    });
+    swtpm.on('exit', () => running.delete(swtpm));
   }
 
   /** Starts swtpm, then QEMU (inside the network's namespace when given). */
