@@ -3,7 +3,7 @@
 # no login, and nothing that writes to the read-only root at boot.
 set -euo pipefail
 root=${1:?usage: configure-root.sh <root>}
-systemctl --root="$root" enable asterism-bootstrapper.service asterism-state-disk.service asterism-pcrs.service systemd-networkd.service systemd-networkd-wait-online.service containerd.service >&2
+systemctl --root="$root" enable asterism-bootstrapper.service asterism-state-disk.service asterism-ssh-hostkey.service asterism-pcrs.service systemd-networkd.service systemd-networkd-wait-online.service containerd.service >&2
 # systemd's own PCR extensions (boot phases into PCR 11, and in later versions machine ID and file
 # systems into PCR 15) would make PCR 11 depend on when it is read and PCR 15 non-zero: masked,
 # so PCR 11 holds exactly the UKI sections and PCR 15 only the cluster ID (docs/protocol/node-image.md).
