@@ -37,6 +37,7 @@ objcopy \
   --add-section .linux="$work/vmlinuz" --change-section-vma .linux=0x2000000 \
   --add-section .initrd="$work/initrd.img" --change-section-vma .initrd=0x3000000 \
   "$stub" "$work/uki.efi"
+bash "$(dirname "$0")/pe-normalize.sh" "$work/uki.efi"
 cp "$work/uki.efi" "$out/uki.efi"
 
 # 4. ESP: FAT with fixed volume ID and time stamps.

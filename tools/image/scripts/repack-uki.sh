@@ -32,4 +32,5 @@ objcopy \
   --add-section .linux="$work/linux" --change-section-vma .linux=0x2000000 \
   --add-section .initrd="$work/initrd" --change-section-vma .initrd=0x3000000 \
   /usr/lib/systemd/boot/efi/linuxx64.efi.stub "$work/uki.new.efi"
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1700000000} bash "$(dirname "$0")/pe-normalize.sh" "$work/uki.new.efi"
 mcopy -o -m -i "$out@@$esp_offset" "$work/uki.new.efi" ::/EFI/BOOT/BOOTX64.EFI
