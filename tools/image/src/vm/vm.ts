@@ -32,11 +32,18 @@ export function vmToolsAvailable(): boolean {
   return ['/usr/bin/qemu-system-x86_64', '/usr/bin/swtpm', OVMF_CODE, OVMF_VARS].every((p) => existsSync(p));
 }
 
-/** QEMU and swtpm processes still running: killed when this process exits (a test timed out). */
+/** QEMU and swtpm processes still running: killed when this process exits or is terminated (a test timed out). */
 const running = new Set<ChildProcess>();
-process.once('exit', () => {
+const killRunning = () => {
   for (const child of running) child.kill('SIGKILL');
-});
+};
+process.once('exit', killRunning);
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    killRunning();
+    process.exit(128 + (signal === 'SIGTERM' ? 15 : 2));
+  });
+}
 
 /** A running VM and its vTPM. */
 export class Vm {
