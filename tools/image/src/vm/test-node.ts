@@ -10,6 +10,7 @@ import { truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { WORKSPACE_ROOT } from '@asterism/testing';
+import { ClusterLock } from './cluster-lock.js';
 import { Vm } from './vm.js';
 import { BRIDGE_ADDRESS, VM_ADDRESS, VmNetwork } from './vm-network.js';
 
@@ -25,11 +26,19 @@ export class TestNode {
     readonly network: VmNetwork,
     readonly vm: Vm,
     private readonly metadata: ChildProcess,
+    private readonly lock: ClusterLock,
   ) {}
 
-  /** Creates the network and metadata API, then boots `image`; `dir` keeps the logs. */
-  static async start(image: string, dir: string, namespace: string): Promise<TestNode> {
-    const network = await VmNetwork.create(namespace, dir);
+  /** Takes the cluster lock, creates the network and metadata API, then boots `image`; `dir` keeps the logs. */
+  static async start(image: string, dir: string, namespace: string, lockTimeoutMs = 30 * 60_000): Promise<TestNode> {
+    const lock = await ClusterLock.acquire(lockTimeoutMs);
+    let network: VmNetwork;
+    try {
+      network = await VmNetwork.create(namespace, dir);
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
     let metadata: ChildProcess | undefined;
     try {
       const instances = join(dir, 'instances.json');
@@ -43,10 +52,11 @@ export class TestNode {
       writeFileSync(stateDisk, '');
       truncateSync(stateDisk, STATE_DISK_BYTES);
       const vm = await Vm.boot({ image, dir, network, stateDisk });
-      return new TestNode(network, vm, metadata);
+      return new TestNode(network, vm, metadata, lock);
     } catch (err) {
       metadata?.kill('SIGTERM');
       await network.remove();
+      lock.release();
       throw err;
     }
   }
@@ -61,5 +71,6 @@ export class TestNode {
     await this.vm.stop();
     this.metadata.kill('SIGTERM');
     await this.network.remove();
+    this.lock.release();
   }
 }
