@@ -12,7 +12,9 @@ APT_PACKAGES=(swtpm swtpm-tools tpm2-tools cryptsetup-bin openssl unzip ca-certi
   # setup.d/40-moto.sh: `python3 -m venv` needs ensurepip (python3-venv pulls python3.11-venv and the pip wheel)
   python3 python3-venv
   # real nodes (ADRs 0018, 0019): container runtime, pod network, image builder, static pause
-  containerd runc containernetworking-plugins iptables conntrack iproute2 buildah busybox-static socat gcc libc6-dev)
+  containerd runc containernetworking-plugins iptables conntrack iproute2 buildah busybox-static socat gcc libc6-dev
+  # node image (tools/image, docs/adr/0033): builder, file systems, UKI stub, partitioning, and QEMU + OVMF to boot it
+  mmdebstrap erofs-utils dosfstools mtools fdisk binutils systemd-boot-efi qemu-system-x86 qemu-utils ovmf)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

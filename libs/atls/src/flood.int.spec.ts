@@ -129,9 +129,12 @@ describe('aTLS servers under a one-address flood (bounded, loopback)', () => {
     }
   });
   it(`control, per-address limits off: ${HELD} connections from one address fill the 1,024-connection cap; a legitimate join fails`, async () => {
-    // Before issue 15: only the global cap, no reserve, 10 s handshake and 60 s unverified timeouts.
+    // Before issue 15: only the global cap, no reserve, 10 s handshake and 60 s unverified timeouts,
+    // and no global attestation budget (issue 37, docs/adr/0029), which would pace the holders.
     // The join server alone (the init server's hole is the same cap; one keeps the phase short).
+    const unlimited = { perSecond: Infinity, burst: Infinity, concurrent: Infinity, queue: Infinity, queuePerAddress: Infinity };
     const { join, joinCreds } = await serverPair({
+      budget: { handshakes: unlimited, validations: unlimited },
       admission: { maxConnectionsPerAddress: Infinity, reservedConnections: 0, maxPendingHandshakesPerAddress: Infinity, handshakesPerSecondPerAddress: 0 },
       handshakeTimeoutMs: 10_000,
       unverifiedConnectionTimeoutMs: 60_000,

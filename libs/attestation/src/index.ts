@@ -28,6 +28,7 @@ export { type AttestationLogger, type Issuer, NOP_ATTESTATION_LOGGER, type Valid
 export { compareMeasurements, measurementMismatchError } from './measurements/compare.js';
 export { type Measurement, PCR_INDEX_CLUSTER_ID, TDX_INDEX_CLUSTER_ID, withAllBytes } from './measurements/measurement.js';
 export { Measurements } from './measurements/measurements.js';
+export { decodeImageMeasurementsV2, encodeImageMeasurementsV2, type ImageMeasurementsV2 } from './measurements/image-measurements.js';
 export { AwsSevSnpIssuer } from './snp/aws.js';
 export { AzureSevSnpIssuer } from './snp/azure.js';
 export { CERT_TABLE_GUID, encodeCertTable, parseCertTable } from './snp/cert-table.js';
