@@ -37,8 +37,3 @@ export interface JoinClusterRequest {
 export interface ClusterJoiner {
   joinCluster(req: JoinClusterRequest, signal?: AbortSignal): Promise<void>;
 }
-
-/** Starts the node's Kubernetes agent after a reboot of an already joined node. */
-export interface KubeletStarter {
-  startKubelet(signal?: AbortSignal): Promise<void>;
-}
