@@ -71,9 +71,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// The command is over once main resolves: exit with its code instead of waiting for whatever a
+// failed step left open (an init whose service deployment failed, helm missing, printed its error
+// and then hung). stdout/stderr writes to files, pipes and terminals are synchronous on Linux.
 main(process.argv.slice(2)).then(
   (code) => {
-    process.exitCode = code;
+    process.exit(code);
   },
   (err: unknown) => {
     process.stderr.write(`asterism: fatal: ${err instanceof Error ? err.message : String(err)}\n`);
