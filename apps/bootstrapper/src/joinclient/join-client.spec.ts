@@ -250,7 +250,19 @@ describe('JoinClient (TestClient)', () => {
   it('refuses control-plane file names that escape the PKI folder', async () => {
     const s = setup('ControlPlane');
     s.deps.dialer.issueJoinTicket = async () => ticket({ controlPlaneFiles: [{ name: '../../etc/passwd', data: Buffer.from('x') }] });
-    await assert.rejects(s.client.start(), /refusing control-plane file name/);
+    await assert.rejects(s.client.start(), (e: unknown) => e instanceof JoinClientError && e.code === 'TICKET_INVALID' && /refusing control-plane file name/.test(e.message));
+    assert.equal(s.deps.lock.locked, false, 'refused before the lock');
+    assert.equal(s.passphrase(), undefined, 'the disk was not re-keyed');
+  });
+
+  it('refuses a ticket with malformed Kubernetes components before the lock, writing nothing', async () => {
+    const s = setup('Worker');
+    const bad = { url: 'ftp://artifacts/kubelet', hash: 'sha256:00', installPath: '/run/state/bin/kubelet', extract: false };
+    s.deps.dialer.issueJoinTicket = async () => ticket({ kubernetesComponents: [bad] });
+    await assert.rejects(s.client.start(), (e: unknown) => e instanceof JoinClientError && e.code === 'TICKET_INVALID' && /Kubernetes components/.test(e.message));
+    assert.equal(s.deps.lock.locked, false);
+    assert.equal(s.joins.length, 0);
+    assert.ok(!existsSync(s.files.resolve(NODE_PATHS.kubeletCert)));
   });
 });
 

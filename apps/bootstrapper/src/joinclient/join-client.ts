@@ -5,6 +5,7 @@ import type { Logger } from '@asterism/logger';
 import type { MetadataProvider, Role } from '@asterism/metadata';
 import type { NodeLock } from '@asterism/nodelock';
 import type { join } from '@asterism/proto';
+import { parseComponents } from '../components/component-spec.js';
 import type { StateDisk } from '../disk/state-disk.js';
 import type { HostInfo } from '../host/ports.js';
 import type { NodeFileWriter } from '../state/file-writer.js';
@@ -185,9 +186,7 @@ export class JoinClient {
    */
   private async startNodeAndJoin(ticket: join.IssueJoinTicketResponse, node: JoiningNode): Promise<JoinOutcome> {
     const log = this.deps.logger.child({ joinId: node.joinId });
-    if (ticket.measurementSecret.length === 0 || ticket.stateDiskKey.length === 0) {
-      throw new JoinClientError('TICKET_INVALID', 'join ticket lacks the measurement secret or the state disk key');
-    }
+    checkTicket(ticket);
     if ((await this.lockForTicket(ticket)) === 'already-locked') {
       log.info('node already locked by the InitServer, not joining');
       return 'lost-race';
@@ -233,10 +232,9 @@ export class JoinClient {
     await stage('persisting node state', () => writeNodeState(d.files, { role, measurementSalt: Buffer.from(ticket.measurementSalt) }));
   }
 
-  /** Control-plane PKI below /etc/kubernetes/pki; names are relative paths without `..`. */
+  /** Control-plane PKI below /etc/kubernetes/pki (names checked by {@link checkTicket}). */
   private async writeControlPlaneFiles(files: join.controlPlaneCertOrKey[]): Promise<void> {
     for (const f of files) {
-      if (!/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(f.name) || f.name.split('/').includes('..')) throw new Error(`refusing control-plane file name ${JSON.stringify(f.name)}`);
       await this.deps.files.writeExclusive(`${NODE_PATHS.kubernetesPki}/${f.name}`, f.data);
     }
   }
@@ -271,5 +269,27 @@ export class JoinClient {
       }
     }
     throw new JoinClientError('JOIN_FAILED', `joining cluster: ${(last as Error | undefined)?.message ?? 'timed out'}`, { cause: last });
+  }
+}
+
+/** A control-plane file name: a relative path below the PKI folder, no `..`. */
+const PKI_NAME = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
+
+/**
+ * The whole ticket checked before the lock or any file (validate before side effects): the secrets
+ * are there, the control-plane file names stay below the PKI folder, and the Kubernetes components
+ * are well-formed (docs/protocol/components.md; their artifacts are hash-checked when installed).
+ */
+function checkTicket(ticket: join.IssueJoinTicketResponse): void {
+  if (ticket.measurementSecret.length === 0 || ticket.stateDiskKey.length === 0) {
+    throw new JoinClientError('TICKET_INVALID', 'join ticket lacks the measurement secret or the state disk key');
+  }
+  for (const f of ticket.controlPlaneFiles) {
+    if (!PKI_NAME.test(f.name) || f.name.split('/').includes('..')) throw new JoinClientError('TICKET_INVALID', `refusing control-plane file name ${JSON.stringify(f.name)}`);
+  }
+  try {
+    parseComponents(ticket.kubernetesComponents);
+  } catch (err) {
+    throw new JoinClientError('TICKET_INVALID', `join ticket names malformed Kubernetes components: ${(err as Error).message}`, { cause: err });
   }
 }
