@@ -22,9 +22,12 @@ import { baselineCheckout } from './baseline.js';
 
 x509.cryptoProvider.set(webcrypto as never);
 
-/** One joinservice under test: this checkout's (`current`) or the baseline ref's. */
+/** One joinservice under test: this checkout's (`current`) or the baseline ref's, with one identity binding mode. */
 export interface JoinTarget {
-  name: 'current' | 'baseline';
+  /** `<build>` alone with one binding mode, else `<build>/<binding>` (e.g. `current/off`). */
+  name: string;
+  build: 'current' | 'baseline';
+  identityBinding: 'strict' | 'off';
   endpoint: string;
   pid: number;
 }
@@ -64,8 +67,8 @@ export interface JoinBenchEnvOptions {
   runtime: AppRuntime;
   /** Node arguments of the joinservice process(es) (profiling). */
   joinserviceNodeArgs: string[];
-  /** `--identity-binding` of the joinservice: `strict` (its default) or `off`. */
-  identityBinding: 'strict' | 'off';
+  /** `--identity-binding` of the joinservice(s): `strict` (its default) and/or `off`; one process per mode and build. */
+  identityBindings: ReadonlyArray<'strict' | 'off'>;
   /** A git ref: also run the joinservice as built from it (before/after in one run). */
   baselineRef?: string;
 }
@@ -85,7 +88,7 @@ async function joinserviceFiles(dir: string): Promise<{ configDir: string; kubea
 }
 
 /** The joinservice's flags against the bench's control plane, keyservice and files. */
-function joinserviceArgs(o: JoinBenchEnvOptions, cp: Awaited<ReturnType<typeof startTestControlPlane>>, files: Awaited<ReturnType<typeof joinserviceFiles>>, keyservicePort: number): string[] {
+function joinserviceArgs(identityBinding: 'strict' | 'off', cp: Awaited<ReturnType<typeof startTestControlPlane>>, files: Awaited<ReturnType<typeof joinserviceFiles>>, keyservicePort: number): string[] {
   return [
     '--cloud-provider=qemu',
     '--attestation-variant=qemu-vtpm',
@@ -100,7 +103,7 @@ function joinserviceArgs(o: JoinBenchEnvOptions, cp: Awaited<ReturnType<typeof s
     `--api-server-endpoint=${cp.host}:${cp.port}`,
     '--rate-limit=100000',
     '--rate-burst=100000',
-    `--identity-binding=${o.identityBinding}`,
+    `--identity-binding=${identityBinding}`,
     `--metadata-file=${files.metadataFile}`,
   ];
 }
@@ -128,13 +131,16 @@ export async function startJoinBenchEnv(o: JoinBenchEnvOptions): Promise<JoinBen
     started.push(keyservice);
     const ks = await keyservice.waitForLog((l) => l.msg === 'keyservice serving');
     const files = await joinserviceFiles(dir);
-    const args = joinserviceArgs(o, cp, files, ks.port as number);
     const targets: JoinTarget[] = [];
-    for (const [name, root] of [['current', WORKSPACE_ROOT], ...(baselineRoot ? [['baseline', baselineRoot]] : [])] as Array<[JoinTarget['name'], string]>) {
-      const joinservice = await startApp('joinservice', args, { runtime: o.runtime, root, outDir: join(dir, name), nodeArgs: o.joinserviceNodeArgs });
-      started.push(joinservice);
-      const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
-      targets.push({ name, endpoint: `127.0.0.1:${js.port as number}`, pid: joinservice.child.pid! });
+    for (const [build, root] of [['current', WORKSPACE_ROOT], ...(baselineRoot ? [['baseline', baselineRoot]] : [])] as Array<[JoinTarget['build'], string]>) {
+      for (const binding of o.identityBindings) {
+        const args = joinserviceArgs(binding, cp, files, ks.port as number);
+        const joinservice = await startApp('joinservice', args, { runtime: o.runtime, root, outDir: join(dir, build), nodeArgs: o.joinserviceNodeArgs });
+        started.push(joinservice);
+        const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
+        const name = o.identityBindings.length > 1 ? `${build}/${binding}` : build;
+        targets.push({ name, build, identityBinding: binding, endpoint: `127.0.0.1:${js.port as number}`, pid: joinservice.child.pid! });
+      }
     }
     for (let i = 0; i < o.tpms; i++) swtpms.push(await startSwtpm());
     const pid = (name: string) => cp.processes.find((p) => p.name === name)!.child.pid!;
