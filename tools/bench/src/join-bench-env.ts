@@ -28,6 +28,8 @@ export interface JoinTarget {
   name: string;
   build: 'current' | 'baseline';
   identityBinding: 'strict' | 'off';
+  /** 1-based replica number of this build and binding mode (join storms against several replicas). */
+  replica: number;
   endpoint: string;
   pid: number;
 }
@@ -71,15 +73,19 @@ export interface JoinBenchEnvOptions {
   identityBindings: ReadonlyArray<'strict' | 'off'>;
   /** A git ref: also run the joinservice as built from it (before/after in one run). */
   baselineRef?: string;
+  /** Joining nodes (source addresses), default {@link DEFAULT_NODE_COUNT}. */
+  nodes?: number;
+  /** Processes of this checkout's joinservice per binding mode (replicas behind one address range). Default 1. */
+  replicas?: number;
 }
 
 /** The files a joinservice reads: attestation config, measurement salt, kubeadm config, peers. */
-async function joinserviceFiles(dir: string): Promise<{ configDir: string; kubeadmConfig: string; metadataFile: string; nodes: BenchNode[] }> {
+async function joinserviceFiles(dir: string, nodeCount: number): Promise<{ configDir: string; kubeadmConfig: string; metadataFile: string; nodes: BenchNode[] }> {
   const configDir = join(dir, 'config');
   mkdirSync(configDir);
   writeFileSync(join(configDir, 'attestationConfig'), '{"measurements":{}}');
   writeFileSync(join(configDir, 'measurementSalt'), randomBytes(32));
-  const nodes = await benchNodes();
+  const nodes = await benchNodes(nodeCount);
   const metadataFile = join(dir, 'metadata.json');
   writeMetadataFile(metadataFile, nodes);
   const kubeadmConfig = join(dir, 'ClusterConfiguration');
@@ -130,16 +136,19 @@ export async function startJoinBenchEnv(o: JoinBenchEnvOptions): Promise<JoinBen
     const keyservice = await startApp('keyservice', ['--host=127.0.0.1', '--port=0', '--metrics-port=-1', `--master-secret=${join(dir, 'mastersecret')}`, `--salt=${join(dir, 'salt')}`], { runtime: o.runtime, root: WORKSPACE_ROOT, outDir: join(dir, 'dist'), nodeArgs: [] });
     started.push(keyservice);
     const ks = await keyservice.waitForLog((l) => l.msg === 'keyservice serving');
-    const files = await joinserviceFiles(dir);
+    const files = await joinserviceFiles(dir, o.nodes ?? DEFAULT_NODE_COUNT);
     const targets: JoinTarget[] = [];
     for (const [build, root] of [['current', WORKSPACE_ROOT], ...(baselineRoot ? [['baseline', baselineRoot]] : [])] as Array<[JoinTarget['build'], string]>) {
+      const replicas = build === 'current' ? (o.replicas ?? 1) : 1;
       for (const binding of o.identityBindings) {
-        const args = joinserviceArgs(binding, cp, files, ks.port as number);
-        const joinservice = await startApp('joinservice', args, { runtime: o.runtime, root, outDir: join(dir, build), nodeArgs: o.joinserviceNodeArgs });
-        started.push(joinservice);
-        const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
-        const name = o.identityBindings.length > 1 ? `${build}/${binding}` : build;
-        targets.push({ name, build, identityBinding: binding, endpoint: `127.0.0.1:${js.port as number}`, pid: joinservice.child.pid! });
+        for (let replica = 1; replica <= replicas; replica++) {
+          const args = joinserviceArgs(binding, cp, files, ks.port as number);
+          const joinservice = await startApp('joinservice', args, { runtime: o.runtime, root, outDir: join(dir, build), nodeArgs: o.joinserviceNodeArgs });
+          started.push(joinservice);
+          const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
+          const name = (o.identityBindings.length > 1 ? `${build}/${binding}` : build) + (replicas > 1 ? `#${replica}` : '');
+          targets.push({ name, build, identityBinding: binding, replica, endpoint: `127.0.0.1:${js.port as number}`, pid: joinservice.child.pid! });
+        }
       }
     }
     for (let i = 0; i < o.tpms; i++) swtpms.push(await startSwtpm());
@@ -167,17 +176,24 @@ export interface BenchNode {
   csr: Buffer;
 }
 
-/** Source addresses 127.0.0.2-254: distinct peers as real nodes are (per-address aTLS admission, identity binding). */
-const NODE_COUNT = 253;
+/** Default number of nodes: source addresses 127.0.0.2-254, distinct peers as real nodes are (per-address aTLS admission, identity binding). */
+export const DEFAULT_NODE_COUNT = 253;
 
-/** One node per source address, named `bench-node-<last octet>`, each with a kubelet CSR (one P-256 key for all). */
-async function benchNodes(): Promise<BenchNode[]> {
+/** Address and name of node `i`: 127.0.0.2-254 (`bench-node-<last octet>`), then 127.0.1.1-254, ... (`bench-node-<third>-<last>`). */
+export function benchNodeAddress(i: number): { address: string; name: string } {
+  if (i < 253) return { address: `127.0.0.${2 + i}`, name: `bench-node-${2 + i}` };
+  const j = i - 253;
+  const [third, last] = [1 + Math.floor(j / 254), 1 + (j % 254)];
+  return { address: `127.0.${third}.${last}`, name: `bench-node-${third}-${last}` };
+}
+
+/** One node per source address, each with a kubelet CSR (one P-256 key for all). */
+async function benchNodes(count: number): Promise<BenchNode[]> {
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   const keys = (await webcrypto.subtle.generateKey(alg, false, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const out: BenchNode[] = [];
-  for (let i = 0; i < NODE_COUNT; i++) {
-    const address = `127.0.0.${2 + i}`;
-    const name = `bench-node-${2 + i}`;
+  for (let i = 0; i < count; i++) {
+    const { address, name } = benchNodeAddress(i);
     const csr = await x509.Pkcs10CertificateRequestGenerator.create({
       name: `O=system:nodes, CN=system:node:${name}`,
       keys,
