@@ -53,10 +53,10 @@ function backoffMs(attempt: number): number {
   return Math.max(50, Math.floor(Math.random() * Math.min(2_000, 200 * 2 ** Math.min(attempt, 30))));
 }
 
-function attempt(target: JoinTarget, issuer: QemuVtpmIssuer, node: BenchNode, env: JoinBenchEnv, deadlineMs: number): Promise<void> {
+function attempt(target: JoinTarget, issuer: QemuVtpmIssuer, node: BenchNode, diskUuid: string, env: JoinBenchEnv, deadlineMs: number): Promise<void> {
   const credentials = atlsChannelCredentials({ issuer, localAddress: node.address });
   const client = new joinApi.APIClient(target.endpoint, credentials, ATLS_CLIENT_CHANNEL_OPTIONS);
-  const req: joinApi.IssueJoinTicketRequest = { diskUuid: crypto.randomUUID(), certificateRequest: node.csr, isControlPlane: false, hostPublicKey: env.hostKey, hostCertificatePrincipals: [node.address] };
+  const req: joinApi.IssueJoinTicketRequest = { diskUuid, certificateRequest: node.csr, isControlPlane: false, hostPublicKey: env.hostKey, hostCertificatePrincipals: [node.address] };
   return new Promise<void>((resolve, reject) => {
     client.issueJoinTicket(req, new grpc.Metadata(), { deadline: new Date(Date.now() + deadlineMs) }, (err) => (client.close(), err ? reject(err) : resolve()));
   });
@@ -106,9 +106,11 @@ export async function runStorm(env: JoinBenchEnv, targets: JoinTarget[], o: Stor
   await Promise.all(
     env.nodes.slice(0, o.joiners).map(async (node, i) => {
       const issuer = env.issuers[i % env.issuers.length]!;
+      // One disk per node and storm: a retry asks for the same disk, as a node does.
+      const diskUuid = crypto.randomUUID();
       for (let n = 0; performance.now() - t0 < o.deadlineMs; n++) {
         try {
-          await attempt(targets[next++ % targets.length]!, issuer, node, env, o.callDeadlineMs ?? 30_000);
+          await attempt(targets[next++ % targets.length]!, issuer, node, diskUuid, env, o.callDeadlineMs ?? 30_000);
           latencies.push(performance.now() - t0);
           maxRetries = Math.max(maxRetries, n);
           return;
