@@ -7,7 +7,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
-import { BINDING_NAMESPACE, clientsFromConfig, ConfigMapIdentityBindings, configMapFeed, ConfigMapStore, identityBindingName, WatchedIdentityBindings, type IdentityBinding, type KubeClients } from '@asterism/k8s';
+import { isAsterismError } from '@asterism/errors';
+import {
+  BINDING_NAMESPACE,
+  clientsFromConfig,
+  ConfigMapIdentityBindings,
+  configMapFeed,
+  ConfigMapStore,
+  HttpsConfigMapCreator,
+  identityBindingName,
+  WatchedIdentityBindings,
+  type IdentityBinding,
+  type KubeClients,
+} from '@asterism/k8s';
 import { startTestControlPlane, testenvUnavailable, type TestControlPlane } from '@asterism/k8s-testenv';
 
 const skip = testenvUnavailable();
@@ -33,7 +45,10 @@ describe('WatchedIdentityBindings against a real kube-apiserver', { skip }, () =
     config.loadFromString(cp.adminKubeconfig);
     clients = clientsFromConfig(config);
     for (let i = 0; i < 2; i++) {
-      const direct = new ConfigMapIdentityBindings(new ConfigMapStore(clients.core));
+      // The joinservice's wiring: reads by client-node, creation by a direct HTTPS POST.
+      const configMaps = new ConfigMapStore(clients.core);
+      const creator = new HttpsConfigMapCreator(clients.config, () => Promise.reject(new Error('no proxy here')));
+      const direct = new ConfigMapIdentityBindings({ get: (ns, name) => configMaps.get(ns, name), create: (...a) => creator.create(...a) });
       let gets = 0;
       const counted = { get: (d: string) => (gets++, direct.get(d)), create: (b: IdentityBinding) => direct.create(b) };
       const cache = new WatchedIdentityBindings(counted, configMapFeed(clients, 5), { retryMs: 100 });
@@ -61,6 +76,18 @@ describe('WatchedIdentityBindings against a real kube-apiserver', { skip }, () =
     await new Promise((r) => setTimeout(r, 6_000));
     assert.ok(a.cache.synced && b.cache.synced);
     assert.equal(a.gets() + b.gets(), 0);
+  });
+
+  it('the direct HTTPS create writes what client-node writes and maps the apiserver\'s refusals', async () => {
+    const creator = new HttpsConfigMapCreator(clients.config, () => Promise.reject(new Error('no proxy here')));
+    await creator.create(BINDING_NAMESPACE, 'asterism-bench-create', { a: 'b' }, { immutable: true });
+    const cm = await clients.core.readNamespacedConfigMap({ namespace: BINDING_NAMESPACE, name: 'asterism-bench-create' });
+    assert.deepEqual([cm.data, cm.immutable], [{ a: 'b' }, true]);
+    await assert.rejects(creator.create(BINDING_NAMESPACE, 'asterism-bench-create', { a: 'c' }), (e: unknown) => isAsterismError(e, 'K8S_ALREADY_EXISTS'));
+    await assert.rejects(creator.create(BINDING_NAMESPACE, 'Not_A_Name', { a: 'b' }), (e: unknown) => isAsterismError(e, 'K8S_INVALID'));
+    const anonymous = new k8s.KubeConfig();
+    anonymous.loadFromOptions({ clusters: clients.config.clusters, users: [{ name: 'nobody' }], contexts: [{ name: 'c', cluster: clients.config.getCurrentCluster()!.name, user: 'nobody' }], currentContext: 'c' });
+    await assert.rejects(new HttpsConfigMapCreator(anonymous, () => Promise.reject(new Error('no proxy here'))).create(BINDING_NAMESPACE, 'x', {}), (e: unknown) => isAsterismError(e, 'K8S_FORBIDDEN'));
   });
 
   it('a concurrent first join of one disk through both replicas: exactly one binding is created', async () => {

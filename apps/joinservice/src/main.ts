@@ -25,6 +25,7 @@ import {
   ConfigMapIdentityBindings,
   configMapFeed,
   ConfigMapStore,
+  HttpsConfigMapCreator,
   JoiningNodeWriter,
   NodeVersionReader,
   SharedBootstrapTokens,
@@ -90,7 +91,10 @@ function identityBinding(config: JoinServiceConfig, clients: KubeClients, logger
     throw new Error(`--identity-binding=strict needs a metadata source for peer names and roles (pass --identity-binding=off): ${(err as Error).message}`, { cause: err });
   }
   // Lookups from a watch cache, creation create-only through the apiserver (docs/adr/0038).
-  const store = new WatchedIdentityBindings(new ConfigMapIdentityBindings(new ConfigMapStore(clients.core)), configMapFeed(clients), { logger });
+  const configMaps = new ConfigMapStore(clients.core);
+  const creator = new HttpsConfigMapCreator(clients.config, (...a) => configMaps.create(...a));
+  const direct = new ConfigMapIdentityBindings({ get: (ns, name) => configMaps.get(ns, name), create: (...a) => creator.create(...a) });
+  const store = new WatchedIdentityBindings(direct, configMapFeed(clients), { logger });
   store.start();
   return { directory: new MetadataPeerDirectory(metadata), store };
 }
