@@ -18,7 +18,20 @@ import {
   type ValidatorDependencies,
 } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
-import { BootstrapTokenIssuer, clientsFromKubeconfigFile, clientsInCluster, ConfigMapIdentityBindings, ConfigMapStore, JoiningNodeWriter, NodeVersionReader, SharedBootstrapTokens, type KubeClients } from '@asterism/k8s';
+import {
+  BootstrapTokenIssuer,
+  clientsFromKubeconfigFile,
+  clientsInCluster,
+  ConfigMapIdentityBindings,
+  configMapFeed,
+  ConfigMapStore,
+  HttpsConfigMapCreator,
+  JoiningNodeWriter,
+  NodeVersionReader,
+  SharedBootstrapTokens,
+  WatchedIdentityBindings,
+  type KubeClients,
+} from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
 import { AwsSdkCloudApi, cloudMetadata, parseCloudKind, QemuMetadataClient, QEMU_METADATA_BASE_URL, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
@@ -69,7 +82,7 @@ async function apiServerEndpoint(config: JoinServiceConfig): Promise<string> {
  * platform's metadata provider: instance names, roles and VPC IPs) and the binding store
  * (immutable ConfigMaps). A provider without a metadata client cannot run strict.
  */
-function identityBinding(config: JoinServiceConfig, clients: KubeClients) {
+function identityBinding(config: JoinServiceConfig, clients: KubeClients, logger: Logger) {
   if (config.identityBinding === 'off') return undefined;
   let metadata: MetadataProvider;
   try {
@@ -77,7 +90,13 @@ function identityBinding(config: JoinServiceConfig, clients: KubeClients) {
   } catch (err) {
     throw new Error(`--identity-binding=strict needs a metadata source for peer names and roles (pass --identity-binding=off): ${(err as Error).message}`, { cause: err });
   }
-  return { directory: new MetadataPeerDirectory(metadata), store: new ConfigMapIdentityBindings(new ConfigMapStore(clients.core)) };
+  // Lookups from a watch cache, creation create-only through the apiserver (docs/adr/0038).
+  const configMaps = new ConfigMapStore(clients.core);
+  const creator = new HttpsConfigMapCreator(clients.config, (...a) => configMaps.create(...a));
+  const direct = new ConfigMapIdentityBindings({ get: (ns, name) => configMaps.get(ns, name), create: (...a) => creator.create(...a) });
+  const store = new WatchedIdentityBindings(direct, configMapFeed(clients), { logger });
+  store.start();
+  return { directory: new MetadataPeerDirectory(metadata), store };
 }
 
 /** What every stage needs: the parsed flags, the logger and the Kubernetes clients. */
@@ -207,7 +226,7 @@ async function ticketIssuer({ cfg, logger, clients }: Wiring, keys: KeyServiceCl
 async function serve(w: Wiring, validator: UpdatableValidator, keys: KeyServiceClient): Promise<RunningJoinService> {
   const { cfg, logger, clients } = w;
   const issuer = await ticketIssuer(w, keys);
-  const identity = await step(logger, 'setting up identity binding', () => identityBinding(cfg, clients));
+  const identity = await step(logger, 'setting up identity binding', () => identityBinding(cfg, clients, logger));
   return startJoinService({
     issuer,
     ...(identity ? { identity } : {}),

@@ -5,7 +5,7 @@ import type { SecureConnector, SecureConnectResult } from '@grpc/grpc-js/build/s
 import type { Issuer, Validator } from '@asterism/attestation';
 import { generateNonce } from '@asterism/crypto';
 import { AtlsError, toAtlsError } from './errors.js';
-import { ATLS_EVIDENCE_METADATA_KEY, evidenceChunks, issueExporterEvidence } from './evidence.js';
+import { ATLS_EVIDENCE_METADATA_KEY, evidenceChunks, exporterClientNonce, issueExporterEvidence } from './evidence.js';
 import { ConnectionGuard } from './connection-guard.js';
 import { fromSourceAddress } from './source-address.js';
 import { VALIDATION_TIMEOUT_MS, verifyAtlsCertificate } from './verify.js';
@@ -33,7 +33,8 @@ export interface AtlsChannelOptions {
 
 /**
  * grpc-js channel credentials for aTLS. The secure connector runs per TCP connection (reconnects
- * included): fresh 32-byte nonce as base64 SNI, ALPN h2 only (a Go server would otherwise pick
+ * included): fresh 32-byte nonce as base64 SNI (a client with an issuer adds the exporter flag
+ * byte, evidence.ts), ALPN h2 only (a Go server would otherwise pick
  * http/1.1), then the server certificate is verified asynchronously before grpc-js starts HTTP/2,
  * so no RPC is ever sent to an unverified server. `checkServerIdentity` is not used: Node never
  * calls it for self-signed certificates. Every failure before the hand-over to grpc-js (reset,
@@ -108,7 +109,8 @@ class AtlsConnector implements SecureConnector {
     const guard = new ConnectionGuard(socket);
     let tlsSocket: tls.TLSSocket | undefined;
     try {
-      const nonce = generateNonce();
+      // A client with an issuer attests over the exporter and says so in its nonce (docs/adr/0038).
+      const nonce = this.opts.issuer ? exporterClientNonce() : generateNonce();
       tlsSocket = await this.#handshake(socket, nonce, guard);
       await this.#verifyServer(tlsSocket, nonce, guard);
       this.#evidence = await this.#issueEvidence(tlsSocket, guard);

@@ -2,13 +2,14 @@ import assert from 'node:assert/strict';
 import { createHash, X509Certificate } from 'node:crypto';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { AsnConvert } from '@peculiar/asn1-schema';
-import { Certificate } from '@peculiar/asn1-x509';
+import { AsnConvert as AsnConvert, OctetString } from '@peculiar/asn1-schema';
+import { Certificate, Extension } from '@peculiar/asn1-x509';
 import { DummyIssuer } from '@asterism/attestation';
 import { CryptoError } from '@asterism/crypto';
 import { isAsterismError } from '@asterism/errors';
 import { createAtlsCertificate, encodeOid } from './certificate.js';
-import { decodeOid, parseCertificateFields } from './der.js';
+import { decodeOid, parseCertificateFields, parseExtension } from './der.js';
+import { encodeEvidenceExtension } from './evidence.js';
 import { AtlsError } from './errors.js';
 
 describe('DER reader', () => {
@@ -28,6 +29,22 @@ describe('DER reader', () => {
         [...(ref.tbsCertificate.extensions ?? [])].map((e) => [e.extnID, e.critical, Buffer.from(e.extnValue.buffer).toString('hex')]),
       );
       assert.deepEqual(f.tbsRaw, Buffer.from(AsnConvert.serialize(ref.tbsCertificate)));
+    }
+  });
+
+  it('reads exporter evidence (one Extension) as @peculiar/asn1-x509 does, and writes the same bytes', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 70_000 }), fc.constantFrom('1.3.9900.1', '1.3.9900.5.1', '1.3.9900.3.2'), fc.boolean(), (doc, oid, critical) => {
+        const der = Buffer.from(AsnConvert.serialize(new Extension({ extnID: oid, critical, extnValue: new OctetString(doc) })));
+        const ext = parseExtension(der);
+        assert.deepEqual([ext.oid, ext.critical, ext.value], [oid, critical, Buffer.from(doc)]);
+        if (!critical) assert.deepEqual(encodeEvidenceExtension(oid, Buffer.from(doc)), der);
+      }),
+      { numRuns: 50 },
+    );
+    const der = encodeEvidenceExtension('1.3.9900.1', Buffer.from('doc'));
+    for (const bad of [Buffer.concat([der, Buffer.from([0])]), der.subarray(0, der.length - 1), Buffer.from('3000', 'hex'), Buffer.alloc(0)]) {
+      assert.throws(() => parseExtension(bad), (err: unknown) => isAsterismError(err, 'CERT_MALFORMED', 'DER_MALFORMED'));
     }
   });
 

@@ -60,15 +60,7 @@ export function parseCertificateFields(der: Buffer): CertificateFields {
     const outer = new DerReader(extsEl.content);
     const list = new DerReader(outer.next(TAG.SEQUENCE).content);
     outer.end('extensions');
-    while (!list.done) {
-      const ext = new DerReader(list.next(TAG.SEQUENCE).content);
-      const oid = decodeOid(ext.next(TAG.OID).content);
-      const crit = ext.optional(TAG.BOOLEAN);
-      if (crit && (crit.content.length !== 1 || (crit.content[0] !== 0 && crit.content[0] !== 0xff))) throw malformed('invalid critical flag');
-      const value = ext.next(TAG.OCTET_STRING).content;
-      ext.end('extension');
-      extensions.push({ oid, critical: crit?.content[0] === 0xff, value });
-    }
+    while (!list.done) extensions.push(extensionFields(list.next(TAG.SEQUENCE).content));
   }
   return {
     tbsRaw: tbsEl.raw,
@@ -79,6 +71,25 @@ export function parseCertificateFields(der: Buffer): CertificateFields {
     spkiRaw: spki.raw,
     extensions,
   };
+}
+
+/** The contents of `Extension ::= SEQUENCE { extnID OID, critical BOOLEAN DEFAULT FALSE, extnValue OCTET STRING }`. */
+function extensionFields(content: Buffer): { oid: string; critical: boolean; value: Buffer } {
+  const ext = new DerReader(content);
+  const oid = decodeOid(ext.next(TAG.OID).content);
+  const crit = ext.optional(TAG.BOOLEAN);
+  if (crit && (crit.content.length !== 1 || (crit.content[0] !== 0 && crit.content[0] !== 0xff))) throw malformed('invalid critical flag');
+  const value = ext.next(TAG.OCTET_STRING).content;
+  ext.end('extension');
+  return { oid, critical: crit?.content[0] === 0xff, value };
+}
+
+/** One DER `Extension` on its own (exporter-bound client evidence, docs/adr/0004); nothing may follow it. */
+export function parseExtension(der: Buffer): { oid: string; critical: boolean; value: Buffer } {
+  const top = new DerReader(der);
+  const ext = extensionFields(top.next(TAG.SEQUENCE).content);
+  top.end('extension');
+  return ext;
 }
 
 /** ExtKeyUsageSyntax ::= SEQUENCE OF OBJECT IDENTIFIER. */

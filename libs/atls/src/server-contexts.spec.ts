@@ -83,7 +83,11 @@ describe('ServerContexts', () => {
     const a = await contexts.forConnection(generateNonce(), generateNonce());
     const b = await contexts.forConnection(generateNonce(), generateNonce());
     assert.notEqual(a(), b());
-    await assert.rejects(contexts.forConnection(generateNonce()), /needs a server nonce/);
+    // An exporter client (no server nonce, docs/adr/0038) shares one context, without a CA list.
+    const [c, d] = [await contexts.forConnection(generateNonce()), await contexts.forConnection(generateNonce())];
+    assert.equal(c(), d());
+    assert.notEqual(c(), a());
+    await assert.rejects(new ServerContexts({ clientAttested: false }).forConnection(generateNonce(), generateNonce()), /needs a client-attested/);
     const port = await serve(contexts, true);
     const [x, y] = await Promise.all([handshake(port), handshake(port)]);
     assert.deepEqual(x.der, y.der, 'without an issuer the certificate is kept with the key');

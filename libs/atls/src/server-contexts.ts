@@ -7,8 +7,10 @@
  *   its SPKI is what an attestation document binds; a document is still issued over every
  *   client's own nonce.
  * - Without an issuer the certificate carries no document, so it is kept with its key.
- * - Client-attested servers need a context per connection: the CA list carries that connection's
- *   server nonce, and Node takes the CA list from the context the SNICallback returns.
+ * - Client-attested servers need a context per connection for reference-style clients: the CA
+ *   list carries that connection's server nonce, and Node takes the CA list from the context the
+ *   SNICallback returns. A client that announced exporter-bound evidence (no server nonce,
+ *   docs/adr/0038) gets the shared context without a CA list.
  * - Server-attested servers (certificate per connection, no CA list) keep one context per key and
  *   swap its certificate right before handing it over. Node copies key and certificate into the
  *   connection synchronously inside the SNICallback's callback, so the swap and the callback run in
@@ -71,16 +73,16 @@ export class ServerContexts {
 
   /**
    * Everything one connection needs, built before the handshake continues: the certificate for
-   * `clientNonce` (with the issuer's document) and, for client-attested servers, the CA list
-   * with `serverNonce`. Rejects when the issuer fails.
+   * `clientNonce` (with the issuer's document) and, when `serverNonce` is given (client-attested
+   * server, reference-style client), the CA list with it. Rejects when the issuer fails.
    */
   async forConnection(clientNonce: Uint8Array, serverNonce?: Uint8Array, signal?: AbortSignal): Promise<ContextInstaller> {
     const gen = this.#generation();
     const certificate = this.o.issuer
       ? await createAtlsCertificate({ nonce: clientNonce, issuer: this.o.issuer, key: gen.key, ...(signal ? { signal } : {}) })
       : (gen.certificate ??= await createAtlsCertificate({ nonce: clientNonce, key: gen.key }));
-    if (this.o.clientAttested) {
-      if (!serverNonce) throw new Error('a client-attested aTLS server needs a server nonce per connection');
+    if (serverNonce) {
+      if (!this.o.clientAttested) throw new Error('a server nonce needs a client-attested aTLS server');
       const ctx = tls.createSecureContext({ key: gen.key.privateKeyPem, cert: certificate.pem, ca: createNonceCaCertificate(serverNonce, gen.key) });
       return () => ctx;
     }

@@ -7,7 +7,7 @@ import { PEER_STREAM_LIMITS, RefusalLog } from '@asterism/service-runtime';
 import { AddressAdmission, DEFAULT_ADMISSION_LIMITS, peerAddress, type AdmissionLimits } from './address-admission.js';
 import { AttestationBudget, type BudgetPoolLimits } from './attestation-budget.js';
 import { AtlsError, atlsStatus, toAtlsError } from './errors.js';
-import { ATLS_EVIDENCE_METADATA_KEY, ATLS_MAX_HEADER_LIST_BYTES, joinEvidenceChunks, verifyExporterEvidence } from './evidence.js';
+import { announcesExporterEvidence, ATLS_EVIDENCE_METADATA_KEY, ATLS_MAX_HEADER_LIST_BYTES, joinEvidenceChunks, verifyExporterEvidence } from './evidence.js';
 import { ServerContexts, type ContextInstaller } from './server-contexts.js';
 import { verifyAtlsCertificate } from './verify.js';
 
@@ -60,6 +60,7 @@ export interface AtlsPeerInfo {
 
 interface Connection {
   readonly socket: TLSSocket;
+  /** Client-attested mode: the CA-list nonce of a reference-style client (absent: the client announced exporter evidence). */
   readonly serverNonce?: Buffer;
   certVerdict?: Promise<AtlsPeerInfo>;
   exporterVerdict?: Promise<AtlsPeerInfo>;
@@ -189,14 +190,16 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
     // Limits first: a refused peer costs no key, no certificate, no attestation.
     const refused = this.#admission.admit(address);
     if (refused) throw this.#refuse(new AtlsError('CONNECTION_LIMIT', `refusing ${peer}: ${refused}`, { details: { reason: refused } }));
-    const conn: Connection = { socket, serverNonce: this.#validators.length > 0 ? generateNonce() : undefined };
+    const clientAttested = this.#validators.length > 0;
+    // A client announcing exporter evidence needs no CA-list nonce and gets the shared context (docs/adr/0038).
+    const conn: Connection = { socket, serverNonce: clientAttested && !announcesExporterEvidence(nonce) ? generateNonce() : undefined };
     this.#connections.set(peer, conn);
     socket.once('close', () => {
       clearTimeout(conn.unverifiedTimer);
       this.#admission.closed(address);
       if (this.#connections.get(peer) === conn) this.#connections.delete(peer);
     });
-    if (conn.serverNonce) socket.once('secure', () => this.#onSecure(peer, conn));
+    if (clientAttested) socket.once('secure', () => this.#onSecure(peer, conn));
     try {
       return await this.#budget.handshakes.run(address, () => this.#contexts.forConnection(nonce, conn.serverNonce));
     } catch (err) {
@@ -220,7 +223,9 @@ export class AtlsServerCredentials extends grpc.ServerCredentials {
       }
     }, timeout);
     conn.unverifiedTimer.unref();
-    const der = conn.socket.getPeerX509Certificate()?.raw;
+    // Without a server nonce (exporter client) a certificate cannot carry valid evidence: only the
+    // exporter evidence of the calls counts.
+    const der = conn.serverNonce ? conn.socket.getPeerX509Certificate()?.raw : undefined;
     if (der && der.length > 0) {
       conn.certVerdict = tracked(
         conn,

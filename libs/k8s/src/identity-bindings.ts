@@ -25,6 +25,12 @@ export function identityBindingName(diskUuid: string): string {
   return `${BINDING_PREFIX}${diskUuid.toLowerCase()}`;
 }
 
+/** The binding a binding ConfigMap's data holds (undefined without data). */
+export function bindingFromData(d: Record<string, string> | undefined, diskUuid: string): IdentityBinding | undefined {
+  if (!d) return undefined;
+  return { diskUuid: d.diskUuid ?? diskUuid, akDigest: d.akDigest ?? '', nodeName: d.nodeName ?? '', role: d.role === 'ControlPlane' ? 'ControlPlane' : 'Worker', createdAt: d.createdAt ?? '' };
+}
+
 /**
  * Disk-to-identity bindings as immutable ConfigMaps `kube-system/asterism-node-identity-<uuid>`:
  * created once (the apiserver refuses a second create with 409, and an update of an immutable
@@ -37,10 +43,7 @@ export class ConfigMapIdentityBindings {
 
   /** The binding of `diskUuid`, or undefined. */
   async get(diskUuid: string): Promise<IdentityBinding | undefined> {
-    const cm = await this.configMaps.get(BINDING_NAMESPACE, identityBindingName(diskUuid));
-    const d = cm?.data;
-    if (!d) return undefined;
-    return { diskUuid: d.diskUuid ?? diskUuid, akDigest: d.akDigest ?? '', nodeName: d.nodeName ?? '', role: d.role === 'ControlPlane' ? 'ControlPlane' : 'Worker', createdAt: d.createdAt ?? '' };
+    return bindingFromData((await this.configMaps.get(BINDING_NAMESPACE, identityBindingName(diskUuid)))?.data, diskUuid);
   }
 
   /** Creates the binding: `created`, or `exists` when another writer was first. */

@@ -13,6 +13,8 @@ export {
 } from './bootstrap-token.js';
 export { ConfigMapStore } from './configmaps.js';
 export { BINDING_NAMESPACE, BINDING_PREFIX, ConfigMapIdentityBindings, identityBindingName, type IdentityBinding } from './identity-bindings.js';
+export { HttpsConfigMapCreator, type CreateConfigMap } from './configmap-create.js';
+export { configMapFeed, WatchedIdentityBindings, type ConfigMapFeed, type WatchedIdentityBindingsOptions } from './identity-binding-cache.js';
 export {
   CONTROL_PLANE_JOIN_DEADLINE_MS,
   JOIN_FIELD_MANAGER,

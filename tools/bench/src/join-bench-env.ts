@@ -22,9 +22,14 @@ import { baselineCheckout } from './baseline.js';
 
 x509.cryptoProvider.set(webcrypto as never);
 
-/** One joinservice under test: this checkout's (`current`) or the baseline ref's. */
+/** One joinservice under test: this checkout's (`current`) or the baseline ref's, with one identity binding mode. */
 export interface JoinTarget {
-  name: 'current' | 'baseline';
+  /** `<build>` alone with one binding mode, else `<build>/<binding>` (e.g. `current/off`). */
+  name: string;
+  build: 'current' | 'baseline';
+  identityBinding: 'strict' | 'off';
+  /** 1-based replica number of this build and binding mode (join storms against several replicas). */
+  replica: number;
   endpoint: string;
   pid: number;
 }
@@ -64,19 +69,23 @@ export interface JoinBenchEnvOptions {
   runtime: AppRuntime;
   /** Node arguments of the joinservice process(es) (profiling). */
   joinserviceNodeArgs: string[];
-  /** `--identity-binding` of the joinservice: `strict` (its default) or `off`. */
-  identityBinding: 'strict' | 'off';
+  /** `--identity-binding` of the joinservice(s): `strict` (its default) and/or `off`; one process per mode and build. */
+  identityBindings: ReadonlyArray<'strict' | 'off'>;
   /** A git ref: also run the joinservice as built from it (before/after in one run). */
   baselineRef?: string;
+  /** Joining nodes (source addresses), default {@link DEFAULT_NODE_COUNT}. */
+  nodes?: number;
+  /** Processes of this checkout's joinservice per binding mode (replicas behind one address range). Default 1. */
+  replicas?: number;
 }
 
 /** The files a joinservice reads: attestation config, measurement salt, kubeadm config, peers. */
-async function joinserviceFiles(dir: string): Promise<{ configDir: string; kubeadmConfig: string; metadataFile: string; nodes: BenchNode[] }> {
+async function joinserviceFiles(dir: string, nodeCount: number): Promise<{ configDir: string; kubeadmConfig: string; metadataFile: string; nodes: BenchNode[] }> {
   const configDir = join(dir, 'config');
   mkdirSync(configDir);
   writeFileSync(join(configDir, 'attestationConfig'), '{"measurements":{}}');
   writeFileSync(join(configDir, 'measurementSalt'), randomBytes(32));
-  const nodes = await benchNodes();
+  const nodes = await benchNodes(nodeCount);
   const metadataFile = join(dir, 'metadata.json');
   writeMetadataFile(metadataFile, nodes);
   const kubeadmConfig = join(dir, 'ClusterConfiguration');
@@ -85,7 +94,7 @@ async function joinserviceFiles(dir: string): Promise<{ configDir: string; kubea
 }
 
 /** The joinservice's flags against the bench's control plane, keyservice and files. */
-function joinserviceArgs(o: JoinBenchEnvOptions, cp: Awaited<ReturnType<typeof startTestControlPlane>>, files: Awaited<ReturnType<typeof joinserviceFiles>>, keyservicePort: number): string[] {
+function joinserviceArgs(identityBinding: 'strict' | 'off', cp: Awaited<ReturnType<typeof startTestControlPlane>>, files: Awaited<ReturnType<typeof joinserviceFiles>>, keyservicePort: number): string[] {
   return [
     '--cloud-provider=qemu',
     '--attestation-variant=qemu-vtpm',
@@ -100,7 +109,7 @@ function joinserviceArgs(o: JoinBenchEnvOptions, cp: Awaited<ReturnType<typeof s
     `--api-server-endpoint=${cp.host}:${cp.port}`,
     '--rate-limit=100000',
     '--rate-burst=100000',
-    `--identity-binding=${o.identityBinding}`,
+    `--identity-binding=${identityBinding}`,
     `--metadata-file=${files.metadataFile}`,
   ];
 }
@@ -127,14 +136,20 @@ export async function startJoinBenchEnv(o: JoinBenchEnvOptions): Promise<JoinBen
     const keyservice = await startApp('keyservice', ['--host=127.0.0.1', '--port=0', '--metrics-port=-1', `--master-secret=${join(dir, 'mastersecret')}`, `--salt=${join(dir, 'salt')}`], { runtime: o.runtime, root: WORKSPACE_ROOT, outDir: join(dir, 'dist'), nodeArgs: [] });
     started.push(keyservice);
     const ks = await keyservice.waitForLog((l) => l.msg === 'keyservice serving');
-    const files = await joinserviceFiles(dir);
-    const args = joinserviceArgs(o, cp, files, ks.port as number);
+    const files = await joinserviceFiles(dir, o.nodes ?? DEFAULT_NODE_COUNT);
     const targets: JoinTarget[] = [];
-    for (const [name, root] of [['current', WORKSPACE_ROOT], ...(baselineRoot ? [['baseline', baselineRoot]] : [])] as Array<[JoinTarget['name'], string]>) {
-      const joinservice = await startApp('joinservice', args, { runtime: o.runtime, root, outDir: join(dir, name), nodeArgs: o.joinserviceNodeArgs });
-      started.push(joinservice);
-      const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
-      targets.push({ name, endpoint: `127.0.0.1:${js.port as number}`, pid: joinservice.child.pid! });
+    for (const [build, root] of [['current', WORKSPACE_ROOT], ...(baselineRoot ? [['baseline', baselineRoot]] : [])] as Array<[JoinTarget['build'], string]>) {
+      const replicas = build === 'current' ? (o.replicas ?? 1) : 1;
+      for (const binding of o.identityBindings) {
+        for (let replica = 1; replica <= replicas; replica++) {
+          const args = joinserviceArgs(binding, cp, files, ks.port as number);
+          const joinservice = await startApp('joinservice', args, { runtime: o.runtime, root, outDir: join(dir, build), nodeArgs: o.joinserviceNodeArgs });
+          started.push(joinservice);
+          const js = await joinservice.waitForLog((l) => l.msg === 'joinservice serving', 60_000);
+          const name = (o.identityBindings.length > 1 ? `${build}/${binding}` : build) + (replicas > 1 ? `#${replica}` : '');
+          targets.push({ name, build, identityBinding: binding, replica, endpoint: `127.0.0.1:${js.port as number}`, pid: joinservice.child.pid! });
+        }
+      }
     }
     for (let i = 0; i < o.tpms; i++) swtpms.push(await startSwtpm());
     const pid = (name: string) => cp.processes.find((p) => p.name === name)!.child.pid!;
@@ -161,17 +176,24 @@ export interface BenchNode {
   csr: Buffer;
 }
 
-/** Source addresses 127.0.0.2-254: distinct peers as real nodes are (per-address aTLS admission, identity binding). */
-const NODE_COUNT = 253;
+/** Default number of nodes: source addresses 127.0.0.2-254, distinct peers as real nodes are (per-address aTLS admission, identity binding). */
+export const DEFAULT_NODE_COUNT = 253;
 
-/** One node per source address, named `bench-node-<last octet>`, each with a kubelet CSR (one P-256 key for all). */
-async function benchNodes(): Promise<BenchNode[]> {
+/** Address and name of node `i`: 127.0.0.2-254 (`bench-node-<last octet>`), then 127.0.1.1-254, ... (`bench-node-<third>-<last>`). */
+export function benchNodeAddress(i: number): { address: string; name: string } {
+  if (i < 253) return { address: `127.0.0.${2 + i}`, name: `bench-node-${2 + i}` };
+  const j = i - 253;
+  const [third, last] = [1 + Math.floor(j / 254), 1 + (j % 254)];
+  return { address: `127.0.${third}.${last}`, name: `bench-node-${third}-${last}` };
+}
+
+/** One node per source address, each with a kubelet CSR (one P-256 key for all). */
+async function benchNodes(count: number): Promise<BenchNode[]> {
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   const keys = (await webcrypto.subtle.generateKey(alg, false, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const out: BenchNode[] = [];
-  for (let i = 0; i < NODE_COUNT; i++) {
-    const address = `127.0.0.${2 + i}`;
-    const name = `bench-node-${2 + i}`;
+  for (let i = 0; i < count; i++) {
+    const { address, name } = benchNodeAddress(i);
     const csr = await x509.Pkcs10CertificateRequestGenerator.create({
       name: `O=system:nodes, CN=system:node:${name}`,
       keys,

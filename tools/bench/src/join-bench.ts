@@ -9,7 +9,9 @@
 //
 //   npx tsx tools/bench/src/join-bench.ts
 //     env: NS=1,8,32 TICKETS=64 ROUNDS=2 TPMS=8 MAX_BLOCK_S=60
-//          IDENTITY_BINDING=strict|off (the joinservice's --identity-binding; strict is its default)
+//          IDENTITY_BINDING=strict|off|off,strict (the joinservice's --identity-binding, strict is
+//          its default; with both, one joinservice per mode and build, every block against each)
+//          MODES=attestation,ticket (both by default; `attestation` alone profiles the aTLS side)
 //          RUNTIME=bundle|ts (services from their esbuild bundles with the image's Node flags, as in
 //          production, or through tsx); BASELINE=<git ref>;
 //          JOINSERVICE_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (profiling)
@@ -127,8 +129,8 @@ function summary(blocks: Block[]) {
 }
 
 /** Every block of the run: rounds x N x mode x target, orders alternating so that drift hits all alike. */
-async function runAll(world: JoinBenchEnv, env: { NS: number[]; TICKETS: number; ROUNDS: number; MAX_BLOCK_S: number }): Promise<Map<string, Summary>> {
-  const modes: Mode[] = ['attestation only', 'full ticket'];
+async function runAll(world: JoinBenchEnv, env: { NS: number[]; TICKETS: number; ROUNDS: number; MAX_BLOCK_S: number; MODES: Mode[] }): Promise<Map<string, Summary>> {
+  const modes = env.MODES;
   for (const t of world.targets) for (const m of modes) await runBlock(world, t, m, 4, 16, 60_000); // JIT, token pool, caches, AKs
   const blocks = new Map<string, Block[]>();
   for (let r = 0; r < env.ROUNDS; r++) {
@@ -145,12 +147,12 @@ async function runAll(world: JoinBenchEnv, env: { NS: number[]; TICKETS: number;
 }
 
 /** The table: per N and target both modes and full/attestation; with a baseline, current/baseline. */
-function table(results: Map<string, Summary>, ns: number[], targets: JoinTarget[]) {
+function table(results: Map<string, Summary>, ns: number[], targets: JoinTarget[], modes: Mode[]) {
   const rows = [];
   const get = (t: string, m: Mode, n: number) => results.get(`${t}|${m}|${n}`)!;
   for (const n of ns) {
     for (const t of targets) {
-      for (const mode of ['attestation only', 'full ticket'] as const) {
+      for (const mode of modes) {
         const s = get(t.name, mode, n);
         rows.push({
           N: n,
@@ -163,15 +165,50 @@ function table(results: Map<string, Summary>, ns: number[], targets: JoinTarget[
           ...Object.fromEntries(PROCS.map((p) => [`${p} ms`, s.cpuMsPerJoin[p].toFixed(2)])),
         });
       }
-      const [full, att] = [get(t.name, 'full ticket', n), get(t.name, 'attestation only', n)];
-      rows.push({ N: n, joinservice: t.name, mode: 'full / attestation', 'joins/s': ratio(full.joinsPerSec, att.joinsPerSec), 'joinservice ms': ratio(full.cpuMsPerJoin.joinservice, att.cpuMsPerJoin.joinservice) });
+      if (modes.length > 1) {
+        const [full, att] = [get(t.name, 'full ticket', n), get(t.name, 'attestation only', n)];
+        rows.push({ N: n, joinservice: t.name, mode: 'full / attestation', 'joins/s': ratio(full.joinsPerSec, att.joinsPerSec), 'joinservice ms': ratio(full.cpuMsPerJoin.joinservice, att.cpuMsPerJoin.joinservice) });
+      }
     }
-    if (targets.length > 1) {
-      const [cur, base] = [get('current', 'full ticket', n), get('baseline', 'full ticket', n)];
-      rows.push({ N: n, joinservice: 'current / baseline', mode: 'full ticket', 'joins/s': ratio(cur.joinsPerSec, base.joinsPerSec), 'p99 ms': ratio(cur.p99Ms, base.p99Ms), 'joinservice ms': ratio(cur.cpuMsPerJoin.joinservice, base.cpuMsPerJoin.joinservice) });
-    }
+    rows.push(...comparisons(targets, modes, n, get));
   }
   return rows;
+}
+
+/** current / baseline per binding mode and mode; strict - off (joinservice CPU ms per ticket) per build. */
+function comparisons(targets: JoinTarget[], modes: Mode[], n: number, get: (t: string, m: Mode, n: number) => Summary) {
+  const rows = [];
+  for (const t of targets.filter((x) => x.build === 'current')) {
+    const base = targets.find((x) => x.build === 'baseline' && x.identityBinding === t.identityBinding);
+    if (!base) continue;
+    for (const m of modes) {
+      const [cur, b] = [get(t.name, m, n), get(base.name, m, n)];
+      rows.push({ N: n, joinservice: `${t.name} / ${base.name}`, mode: m, 'joins/s': ratio(cur.joinsPerSec, b.joinsPerSec), 'p99 ms': ratio(cur.p99Ms, b.p99Ms), 'joinservice ms': ratio(cur.cpuMsPerJoin.joinservice, b.cpuMsPerJoin.joinservice) });
+    }
+  }
+  if (!modes.includes('full ticket')) return rows;
+  for (const strict of targets.filter((x) => x.identityBinding === 'strict')) {
+    const off = targets.find((x) => x.build === strict.build && x.identityBinding === 'off');
+    if (!off) continue;
+    const d = get(strict.name, 'full ticket', n).cpuMsPerJoin.joinservice - get(off.name, 'full ticket', n).cpuMsPerJoin.joinservice;
+    rows.push({ N: n, joinservice: `${strict.name} - ${off.name}`, mode: 'full ticket', 'joinservice ms': d.toFixed(2) });
+  }
+  return rows;
+}
+
+/** `strict`, `off` or both (comma-separated), in the order given. */
+function bindingModes(v: string): Array<'strict' | 'off'> {
+  const modes = v.split(',').map((m) => m.trim());
+  if (modes.length === 0 || !modes.every((m) => m === 'strict' || m === 'off')) throw new Error(`IDENTITY_BINDING=${v}: expected strict, off or off,strict`);
+  return modes as Array<'strict' | 'off'>;
+}
+
+/** `attestation` and/or `ticket` (comma-separated). */
+function benchModes(v: string): Mode[] {
+  const names: Record<string, Mode> = { attestation: 'attestation only', ticket: 'full ticket' };
+  const modes = v.split(',').map((m) => names[m.trim()]);
+  if (modes.length === 0 || modes.some((m) => m === undefined)) throw new Error(`MODES=${v}: expected attestation, ticket or attestation,ticket`);
+  return modes as Mode[];
 }
 
 async function main(): Promise<void> {
@@ -184,7 +221,8 @@ async function main(): Promise<void> {
     TPMS: Number(process.env.TPMS ?? 8),
     MAX_BLOCK_S: Number(process.env.MAX_BLOCK_S ?? 60),
     RUNTIME: (process.env.RUNTIME ?? 'bundle') === 'ts' ? ('ts' as const) : ('bundle' as const),
-    IDENTITY_BINDING: process.env.IDENTITY_BINDING === 'off' ? ('off' as const) : ('strict' as const),
+    IDENTITY_BINDING: bindingModes(process.env.IDENTITY_BINDING ?? 'strict'),
+    MODES: benchModes(process.env.MODES ?? 'attestation,ticket'),
     ...(process.env.BASELINE ? { BASELINE: process.env.BASELINE } : {}),
   };
   const loadBefore = loadAverage();
@@ -192,7 +230,7 @@ async function main(): Promise<void> {
     tpms: env.TPMS,
     runtime: env.RUNTIME,
     joinserviceNodeArgs: (process.env.JOINSERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean),
-    identityBinding: env.IDENTITY_BINDING,
+    identityBindings: env.IDENTITY_BINDING,
     ...(env.BASELINE ? { baselineRef: env.BASELINE } : {}),
   });
   let results: Map<string, Summary>;
@@ -202,9 +240,9 @@ async function main(): Promise<void> {
     await world.stop();
   }
   const load = { before: loadBefore, after: loadAverage() };
-  console.log(`join benchmark: ${env.ROUNDS} rounds x ${env.TICKETS} joins per block (max ${env.MAX_BLOCK_S} s), ${env.TPMS} swtpm, identity binding ${env.IDENTITY_BINDING}, services from ${env.RUNTIME === 'ts' ? 'tsx' : 'bundles'}${env.BASELINE ? `, baseline ${env.BASELINE}` : ''}; CPU ms per join per process (medians)`);
+  console.log(`join benchmark: ${env.ROUNDS} rounds x ${env.TICKETS} joins per block (max ${env.MAX_BLOCK_S} s), ${env.TPMS} swtpm, identity binding ${env.IDENTITY_BINDING.join(' and ')}, services from ${env.RUNTIME === 'ts' ? 'tsx' : 'bundles'}${env.BASELINE ? `, baseline ${env.BASELINE}` : ''}; CPU ms per join per process (medians)`);
   console.log(`before: ${load.before}; after: ${load.after}`);
-  console.table(table(results, env.NS, world.targets));
+  console.table(table(results, env.NS, world.targets, env.MODES));
   console.log(JSON.stringify({ bench: 'join', env, load, results: Object.fromEntries(results) }));
 }
 
