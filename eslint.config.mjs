@@ -8,6 +8,13 @@
 // tools/k8s-testenv, the swtpm fixture): tests need real components, product code must not.
 import nx from '@nx/eslint-plugin';
 
+// No code outside the variant table decides by a variant's name (docs/adr/0035-variant-descriptor-table.md):
+// a built-in variant name as a string in product code is an error; ask the variant's descriptor instead.
+const VARIANT_NAME_RULE = {
+  selector: ':not(TSLiteralType) > Literal[value=/^(dummy|qemu-vtpm|qemu-tdx|aws-nitro-tpm|aws-sev-snp|azure-sev-snp|azure-tdx|azure-trustedlaunch|gcp-sev-es|gcp-sev-snp)$/]',
+  message: 'no decisions by variant name outside libs/attestation/src/variants (docs/adr/0035): use the variant descriptor (variantDescriptor(v).platform, .insecure, .sources, ...)',
+};
+
 export default [
   ...nx.configs['flat/base'],
   ...nx.configs['flat/typescript'],
@@ -90,6 +97,20 @@ export default [
         {
           selector: "NewExpression[callee.object.name='grpc'][callee.property.name='Server']",
           message: 'build gRPC servers with GrpcServer from @asterism/service-runtime (the one server shape, docs/adr/0027)',
+        },
+        VARIANT_NAME_RULE,
+      ],
+    },
+  },
+  {
+    // The variant modules are where variant names live (docs/adr/0035): the same rules without the variant-name one.
+    files: ['libs/attestation/src/variants/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='console'][callee.property.name=/^(log|info|debug)$/] > Identifier[name=/secret|key|token|password/i]",
+          message: 'never print secrets',
         },
       ],
     },

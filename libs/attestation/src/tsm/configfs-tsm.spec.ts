@@ -7,7 +7,7 @@ import { AttestationError } from '../errors.js';
 import { ConfigfsTsmReportSource } from '../snp/configfs-tsm.js';
 import { REPORT_SIZE } from '../snp/report.js';
 import { goldenSnp } from '../snp/test-fixtures.js';
-import { ConfigfsTsmQuoteProvider } from '../tdx/qemu-tdx.js';
+import { ConfigfsTsmQuoteProvider } from '../tdx/quote-provider.js';
 import { tdxVector } from '../tdx/vectors.fixture.js';
 import { ConfigfsTsm, NODE_TSM_FS, type TsmFailure, type TsmFileSystem, type TsmProvider } from './configfs-tsm.js';
 import { FakeConfigfsTsm, replayFirmware } from './configfs-tsm.fixture.js';

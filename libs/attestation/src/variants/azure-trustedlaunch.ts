@@ -7,21 +7,26 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type { TpmClient, TpmtPublic } from '@asterism/tpm';
-import type { ValidatorConstructor } from '../choose.js';
 import { httpCertificateFetcher, type CertificateFetcher } from '../cloud/http.js';
 import { documentAkPublic, parseCertificate, requireAkIs } from '../cloud/keys.js';
+import { encodeCertificate } from '../config/fields.js';
 import type { MeasurementsOnlyConfig } from '../config/types.js';
+import { vtpmDefaults } from '../measurements/defaults.js';
+import type { ConfigCodec, VariantDescriptor, ValidatorConstructor } from './descriptor.js';
 import { AttestationError } from '../errors.js';
 import { goBytes, goBytesValue, goField, parseGoJsonObject } from '../go-json.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
 import type { Measurement } from '../measurements/measurement.js';
-import { Variant } from '../variant.js';
+import { VariantId } from '../variant.js';
 import type { VtpmAttestationDocument } from '../vtpm/document.js';
 import { VtpmIssuer } from '../vtpm/issuer.js';
 import { VtpmValidator } from '../vtpm/validator.js';
-import { fetchIssuer, verifyAkCertificateChain } from './ak-cert-chain.js';
-import { AZURE_VTPM_ROOT_2023_PEM } from './vtpm-roots.js';
-import { loadAzurePersistedAk } from './persisted-ak.js';
+import { fetchIssuer, verifyAkCertificateChain } from '../azure/ak-cert-chain.js';
+import { AZURE_VTPM_ROOT_2023_PEM } from '../azure/vtpm-roots.js';
+import { loadAzurePersistedAk } from '../azure/persisted-ak.js';
+
+/** The variant's identity: its name and certificate-extension OID (docs/protocol/attestation-variants.md). */
+const VARIANT = new VariantId('azure-trustedlaunch', '1.3.9900.4.2');
 
 /** NV index of the Trusted Launch AK certificate (DER). */
 export const AZURE_AK_CERT_NV_INDEX = 0x01c101d0;
@@ -57,7 +62,7 @@ export class AzureTrustedLaunchIssuer extends VtpmIssuer {
   constructor(openTpm: () => Promise<TpmClient>, options: AzureTrustedLaunchIssuerOptions = {}) {
     const fetcher = options.fetchCertificate ?? httpCertificateFetcher();
     super({
-      variant: Variant.fromString('azure-trustedlaunch'),
+      variant: VARIANT,
       openTpm,
       akKind: 'rsa',
       ...(options.eventLog ? { eventLog: options.eventLog } : {}),
@@ -111,7 +116,7 @@ export class AzureTrustedLaunchValidator extends VtpmValidator {
   constructor(options: AzureTrustedLaunchValidatorOptions) {
     const trust: TrustedLaunchTrustOptions = { ...options, roots: options.roots ?? defaultTrustedLaunchRoots() };
     super({
-      variant: Variant.fromString('azure-trustedlaunch'),
+      variant: VARIANT,
       measurements: options.measurements,
       logger: options.logger ?? NOP_ATTESTATION_LOGGER,
       getTrustedKey: (doc, _extraData, signal) => trustedLaunchTrustedKey(doc, trust, signal),
@@ -119,13 +124,7 @@ export class AzureTrustedLaunchValidator extends VtpmValidator {
   }
 }
 
-/** Process-wide dependencies of the azure-trustedlaunch validator (ValidatorDependencies.azureTrustedLaunch). */
-export interface AzureTrustedLaunchDependencies {
-  readonly fetchCertificate?: CertificateFetcher;
-  readonly clock?: () => Date;
-}
-
-/** Builds the azure-trustedlaunch validator from its config (registered in ../variants.ts). */
+/** Builds the azure-trustedlaunch validator from its config (the descriptor's validator). */
 export const azureTrustedLaunchValidatorFactory: ValidatorConstructor = (config, logger, deps) => {
   const root = (config as MeasurementsOnlyConfig).akRootKey;
   return new AzureTrustedLaunchValidator({
@@ -134,4 +133,27 @@ export const azureTrustedLaunchValidatorFactory: ValidatorConstructor = (config,
     ...(root ? { roots: [new X509Certificate(root)] } : {}),
     ...deps.azureTrustedLaunch,
   });
+};
+
+/** The measurements plus our optional `akRootKey` (docs/protocol/cloud-vtpm-variants.md §2.3), written only when set. */
+const trustedLaunchCodec: ConfigCodec = {
+  decode: ({ reader: r, obj, measurements }) => ({ variant: 'azure-trustedlaunch', measurements: measurements(true), akRootKey: r.certificate(r.get(obj, 'akRootKey') ?? '', 'akRootKey') }),
+  encode: (cfg, m) => {
+    const root = (cfg as MeasurementsOnlyConfig).akRootKey;
+    return root ? `{${m},"akRootKey":${encodeCertificate(root)}}` : `{${m}}`;
+  },
+  defaults: (measurements) => ({ variant: 'azure-trustedlaunch', measurements }),
+};
+
+/** `azure-trustedlaunch`: the Azure vTPM, its AK certified by Azure's CA (`ak-ca-issuers` fetches missing links). */
+export const azureTrustedLaunchVariant: VariantDescriptor = {
+  variant: VARIANT,
+  csp: 'Azure',
+  offeredBy: { Azure: 2 },
+  platform: 'tpm',
+  config: trustedLaunchCodec,
+  defaultMeasurements: vtpmDefaults,
+  issuer: (env) => new AzureTrustedLaunchIssuer(env.openTpm, { eventLog: env.eventLog }),
+  validator: azureTrustedLaunchValidatorFactory,
+  sources: ['ak-ca-issuers'],
 };

@@ -5,19 +5,20 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { TPM_ALG, type TpmClient, type TpmtPublic, encodePublic } from '@asterism/tpm';
-import { defaultAttestationConfig, encodeAttestationConfig } from '../config/attestation-config.js';
+import { defaultAttestationConfig, encodeAttestationConfig } from '../attestation-config.js';
 import { validatorFromConfigJson, validatorVariants } from '../choose.js';
-import { QemuTdxValidator, registerQemuTdxValidator } from '../tdx/qemu-tdx.js';
+import { AttestationError as AttErr } from '../errors.js';
+import { QemuTdxValidator } from './qemu-tdx.js';
 import type { AzureTdxConfig } from '../config/types.js';
 import { AttestationError } from '../errors.js';
-import type { TdxQuoteVerifier } from '../tdx/qemu-tdx.js';
+import type { TdxQuoteVerifier } from '../tdx/quote-provider.js';
 import { parseTdxQuote, type TdxQuote } from '../tdx/quote.js';
 import { errorCode, tdxVector, VECTOR_OFFSETS, VECTOR_TIME, vectorCollateral } from '../tdx/vectors.fixture.js';
 import type { VtpmAttestationDocument } from '../vtpm/document.js';
-import { checkHclAkBinding } from './hcl-ak.js';
-import { HCL_IGVM_HEADER_OFFSET, parseTdxHclReport } from './hcl-report.js';
-import { checkAzureTdxPolicy } from './tdx-policy.js';
-import { AzureTdxValidator, registerAzureTdxValidator, azureTdxInstanceInfo, azureTdxTrustedKey, decodeAzureTdxInstanceInfo, encodeAzureTdxInstanceInfo, ImdsTdQuoteClient } from './tdx.js';
+import { checkHclAkBinding } from '../azure/hcl-ak.js';
+import { HCL_IGVM_HEADER_OFFSET, parseTdxHclReport } from '../azure/hcl-report.js';
+import { checkAzureTdxPolicy } from '../azure/tdx-policy.js';
+import { AzureTdxValidator, azureTdxInstanceInfo, azureTdxTrustedKey, decodeAzureTdxInstanceInfo, encodeAzureTdxInstanceInfo, ImdsTdQuoteClient } from './azure-tdx.js';
 
 const hclBytes = readFileSync(new URL('../../../../testdata/tdx/hclreport.bin', import.meta.url));
 const hcl = parseTdxHclReport(hclBytes);
@@ -135,13 +136,15 @@ describe('azure-tdx trust decision and issuer pieces', () => {
   });
 });
 
-describe('TDX validators in the registry', () => {
-  it('registerQemuTdxValidator / registerAzureTdxValidator make both variants constructible from their config JSON', () => {
-    const source = { collateral: async () => vectorCollateral() };
-    registerQemuTdxValidator(source);
-    registerAzureTdxValidator(source);
+describe('TDX validators in the variant table', () => {
+  it('with the process\'s collateral source (deps.tdx, intel-pcs) both variants are constructible from their config JSON; without it CONFIG_INVALID names the source', () => {
+    const tdx = { collateral: { collateral: async () => vectorCollateral() } };
     assert.ok(validatorVariants().includes('qemu-tdx') && validatorVariants().includes('azure-tdx'));
-    assert.ok(validatorFromConfigJson(encodeAttestationConfig(defaultAttestationConfig('azure-tdx')), 'azure-tdx') instanceof AzureTdxValidator);
-    assert.ok(validatorFromConfigJson(encodeAttestationConfig(defaultAttestationConfig('qemu-tdx')), 'qemu-tdx') instanceof QemuTdxValidator);
+    const json = (v: string) => encodeAttestationConfig(defaultAttestationConfig(v));
+    assert.ok(validatorFromConfigJson(json('azure-tdx'), 'azure-tdx', undefined, { tdx }) instanceof AzureTdxValidator);
+    assert.ok(validatorFromConfigJson(json('qemu-tdx'), 'qemu-tdx', undefined, { tdx }) instanceof QemuTdxValidator);
+    for (const v of ['azure-tdx', 'qemu-tdx']) {
+      assert.throws(() => validatorFromConfigJson(json(v), v), (e: unknown) => e instanceof AttErr && e.code === 'CONFIG_INVALID' && e.message.includes(v) && e.message.includes('intel-pcs'));
+    }
   });
 });

@@ -4,12 +4,12 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { resolve } from 'node:path';
 import { WORKSPACE_ROOT } from '@asterism/testing';
-import { AttestationError } from '../errors.js';
-import { Variant, VARIANTS, type VariantName } from '../variant.js';
+import { AttestationError } from './errors.js';
+import { Variant } from './variants/table.js';
 import { defaultAttestationConfig, encodeAttestationConfig, unmarshalAttestationConfig } from './attestation-config.js';
-import { certificateToPem } from './certificate.js';
-import { ARK_GENOA_PEM, ARK_MILAN_PEM, ARK_TURIN_PEM, INTEL_SGX_ROOT_CA_PEM } from './roots.js';
-import type { AzureSevSnpConfig, AzureTdxConfig, MeasurementsOnlyConfig, SevSnpConfig } from './types.js';
+import { certificateToPem } from './config/certificate.js';
+import { ARK_GENOA_PEM, ARK_MILAN_PEM, ARK_TURIN_PEM, INTEL_SGX_ROOT_CA_PEM } from './config/roots.js';
+import type { AzureSevSnpConfig, AzureTdxConfig, MeasurementsOnlyConfig, SevSnpConfig } from './config/types.js';
 
 const Z = '00'.repeat(32);
 const M = `{"15":{"expected":"${Z}","warnOnly":false},"4":{"expected":"${'12'.repeat(32)}","warnOnly":true}}`;
@@ -18,7 +18,7 @@ const DIGEST = '0356215882a825279a85b300b0b742931d113bf7e32dde2e50ffde7ec743ca49
 const invalid = (msg: string) => (e: unknown) => e instanceof AttestationError && e.code === 'CONFIG_INVALID' && e.message.includes(msg);
 
 describe('attestation config: canonical Go JSON round-trips byte-identically', () => {
-  const cases: Array<[VariantName, string]> = [
+  const cases: Array<[string, string]> = [
     ['qemu-vtpm', `{"measurements":${M}}`],
     ['aws-nitro-tpm', `{"measurements":${M}}`],
     ['azure-trustedlaunch', `{"measurements":{}}`],
@@ -100,7 +100,7 @@ describe('attestation config: decoding', () => {
 
   const SNP_OK = `"bootloaderVersion":0,"teeVersion":0,"snpVersion":0,"microcodeVersion":0`;
   const TDX_OK = `"qeSVN":0,"pceSVN":0,"teeTCBSVN":"latest","qeVendorID":"latest","xfam":"latest"`;
-  const bad: Array<[string, VariantName, string, string]> = [
+  const bad: Array<[string, string, string, string]> = [
     ['syntax error', 'qemu-vtpm', '{"measurements":', 'invalid attestation config for qemu-vtpm'],
     ['array document', 'qemu-vtpm', '[]', 'field (document): expected an object, got array'],
     ['null document', 'qemu-vtpm', 'null', 'field (document): expected an object, got null'],
@@ -148,7 +148,7 @@ describe('attestation config: decoding', () => {
 });
 
 describe('attestation config: defaults', () => {
-  for (const name of Object.keys(VARIANTS) as VariantName[]) {
+  for (const name of Variant.all().map(String)) {
     it(`${name}: default round-trips`, () => {
       const cfg = defaultAttestationConfig(name);
       assert.equal(cfg.variant, name);
@@ -158,7 +158,7 @@ describe('attestation config: defaults', () => {
   }
 
   it('SEV-SNP: latest placeholders and the ARK-Milan root from testdata', () => {
-    const arkPem = readFileSync(new URL('../../../../testdata/amd/milan-ark.pem', import.meta.url), 'utf8');
+    const arkPem = readFileSync(resolve(WORKSPACE_ROOT, 'testdata/amd/milan-ark.pem'), 'utf8');
     for (const name of ['aws-sev-snp', 'gcp-sev-snp', 'azure-sev-snp'] as const) {
       const cfg = defaultAttestationConfig(name) as SevSnpConfig | AzureSevSnpConfig;
       for (const v of [cfg.bootloaderVersion, cfg.teeVersion, cfg.snpVersion, cfg.microcodeVersion]) assert.deepEqual(v, { value: 0, wantLatest: true });

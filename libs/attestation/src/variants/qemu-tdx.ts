@@ -4,55 +4,33 @@
  * DCAP collateral, checks that binding and compares MRTD + RTMR0..3 (indices 0..4) with the
  * config's measurements (docs/protocol/tdx-dcap.md).
  */
-import { registerValidator } from '../choose.js';
-import { ConfigfsTsm, CONFIGFS_TSM_REPORT_DIR, NODE_TSM_FS, type ConfigfsTsmOptions, type TsmFileSystem } from '../tsm/configfs-tsm.js';
+import { join } from 'node:path';
+import { CONFIGFS_TSM_REPORT_DIR, NODE_TSM_FS } from '../tsm/configfs-tsm.js';
+import type { MeasurementsOnlyConfig } from '../config/types.js';
+import { decodeMrServiceTd } from '../config/current-gen.js';
+import { qemuTdxDefaults } from '../measurements/defaults.js';
 import { collateralLookup } from '../collateral/as-attestation-error.js';
+import { missingSource, type ConfigCodec, type VariantDescriptor, type ValidatorConstructor } from './descriptor.js';
 import { AttestationError } from '../errors.js';
 import { compareExtraData, makeExtraData } from '../extra-data.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger, type Issuer, type Validator } from '../interfaces.js';
 import type { Measurement } from '../measurements/measurement.js';
 import { enforceMeasurements } from '../measurements/compare.js';
-import { Variant } from '../variant.js';
-import type { DcapCollateral } from './collateral.js';
-import { decodeTdxDocument, encodeTdxDocument, tdMeasurements } from './document.js';
-import { parsePemChain, readPckTcb } from './pck.js';
-import type { TdxCollateralSource, TdxPlatform } from './pcs-collateral.js';
-import { cn } from './pki.js';
-import { checkMrServiceTd } from './service-td.js';
-import { parseTdxQuote, type TdxQuote } from './quote.js';
-import type { TdxStatusPolicy } from './status-policy.js';
-import { DcapVerifier, type DcapVerification } from './verifier.js';
+import { VariantId } from '../variant.js';
+import { decodeTdxDocument, encodeTdxDocument, tdMeasurements } from '../tdx/document.js';
+import type { TdxCollateralSource } from '../tdx/pcs-collateral.js';
+import { ConfigfsTsmQuoteProvider, platformOf, type TdxQuoteProvider, type TdxQuoteVerifier } from '../tdx/quote-provider.js';
+import { checkMrServiceTd } from '../tdx/service-td.js';
+import { parseTdxQuote } from '../tdx/quote.js';
+import type { TdxStatusPolicy } from '../tdx/status-policy.js';
+import { DcapVerifier } from '../tdx/verifier.js';
 
-/** Produces a TDX quote over 64 bytes of report data (configfs-tsm in a TD). */
-export interface TdxQuoteProvider {
-  getQuote(reportData: Buffer, signal?: AbortSignal): Promise<Buffer>;
-}
-
-/** Verifies a quote with collateral at a time (DcapVerifier, or a stand-in in unit tests). */
-export interface TdxQuoteVerifier {
-  verify(quote: TdxQuote, collateral: DcapCollateral, at: Date): DcapVerification;
-}
-
-/**
- * Quotes through configfs-tsm (the `tdx_guest` provider of ../tsm/configfs-tsm.ts): report data
- * padded to 64 bytes in, the quote from outblob.
- */
-export class ConfigfsTsmQuoteProvider implements TdxQuoteProvider {
-  readonly #tsm: ConfigfsTsm;
-
-  constructor(root: string = CONFIGFS_TSM_REPORT_DIR, fs: TsmFileSystem = NODE_TSM_FS, options: Pick<ConfigfsTsmOptions, 'devicePath'> = {}) {
-    this.#tsm = new ConfigfsTsm('tdx_guest', { root, fs, ...options });
-  }
-
-  async getQuote(reportData: Buffer, signal?: AbortSignal): Promise<Buffer> {
-    if (reportData.length > 64) throw new AttestationError('ISSUER_FAILED', `report data is ${reportData.length} bytes, at most 64`, { details: { step: 'configfs-tsm report', provider: 'tdx_guest', tsm: 'request-invalid' } });
-    return (await this.#tsm.report(Buffer.concat([reportData, Buffer.alloc(64 - reportData.length)]), undefined, signal)).outblob;
-  }
-}
+/** The variant's identity: its name and certificate-extension OID (docs/protocol/attestation-variants.md). */
+const VARIANT = new VariantId('qemu-tdx', '1.3.9900.5.99');
 
 /** qemu-tdx issuer. */
 export class QemuTdxIssuer implements Issuer {
-  readonly variant = Variant.fromString('qemu-tdx');
+  readonly variant = VARIANT;
 
   constructor(private readonly quotes: TdxQuoteProvider) {}
 
@@ -84,7 +62,7 @@ export interface QemuTdxValidatorOptions extends TdxStatusPolicy {
 
 /** qemu-tdx validator. */
 export class QemuTdxValidator implements Validator {
-  readonly variant = Variant.fromString('qemu-tdx');
+  readonly variant = VARIANT;
   readonly #verifier: TdxQuoteVerifier;
 
   constructor(private readonly options: QemuTdxValidatorOptions) {
@@ -112,23 +90,35 @@ export class QemuTdxValidator implements Validator {
   }
 }
 
-/** FMSPC and issuing CA of a quote's PCK certificate: which collateral to fetch. */
-export function platformOf(quote: TdxQuote): TdxPlatform {
-  const [pck, issuer] = parsePemChain(quote.pckChainPem, 'PCK certificate chain');
-  const name = issuer ? cn(issuer) : '';
-  const ca = /processor/i.test(name) ? 'processor' : /platform/i.test(name) ? 'platform' : undefined;
-  if (!ca) throw new AttestationError('CERT_CHAIN_INVALID', `PCK issuer "${name}" is neither the Platform nor the Processor CA`, { details: { issuer: name } });
-  return { fmspc: readPckTcb(pck!).fmspc.toString('hex'), ca };
-}
+/** Builds the qemu-tdx validator with the process's TDX collateral (`intel-pcs`) and TCB status policy. */
+export const qemuTdxValidatorFactory: ValidatorConstructor = (config, logger, deps) => {
+  if (!deps.tdx) throw missingSource(VARIANT, 'intel-pcs');
+  const mrServiceTd = (config as MeasurementsOnlyConfig).mrServiceTd;
+  return new QemuTdxValidator({ measurements: config.measurements, logger, ...deps.tdx, ...(mrServiceTd ? { mrServiceTd } : {}) });
+};
 
-/**
- * Registers the qemu-tdx validator with the collateral source of this process (the joinservice's
- * ConfigMap-backed cache) and the operator's TCB status policy, so `validatorFor(config)` can
- * build it.
- */
-export function registerQemuTdxValidator(collateral: TdxCollateralSource, policy: TdxStatusPolicy = {}): void {
-  registerValidator('qemu-tdx', (config, logger) => {
-    const mrServiceTd = 'mrServiceTd' in config ? config.mrServiceTd : undefined;
-    return new QemuTdxValidator({ measurements: config.measurements, collateral, logger, ...(mrServiceTd ? { mrServiceTd } : {}), ...policy });
-  });
-}
+/** The measurements plus our optional `mrServiceTd` (../config/current-gen.ts), written only when set. */
+const qemuTdxCodec: ConfigCodec = {
+  decode: ({ reader, obj, measurements }) => {
+    const mrServiceTd = decodeMrServiceTd(reader, obj);
+    return { variant: 'qemu-tdx', measurements: measurements(true), ...(mrServiceTd ? { mrServiceTd } : {}) };
+  },
+  encode: (cfg, m) => {
+    const mrServiceTd = (cfg as MeasurementsOnlyConfig).mrServiceTd;
+    return mrServiceTd ? `{${m},"mrServiceTd":"${mrServiceTd.toString('hex')}"}` : `{${m}}`;
+  },
+  defaults: (measurements) => ({ variant: 'qemu-tdx', measurements }),
+};
+
+/** `qemu-tdx`: a TD without a TPM; quotes through configfs-tsm, verified with Intel PCS collateral (`intel-pcs`). */
+export const qemuTdxVariant: VariantDescriptor = {
+  variant: VARIANT,
+  csp: 'QEMU',
+  offeredBy: {},
+  platform: 'tdx',
+  config: qemuTdxCodec,
+  defaultMeasurements: qemuTdxDefaults,
+  issuer: (env) => new QemuTdxIssuer(new ConfigfsTsmQuoteProvider(join(env.stateRoot, CONFIGFS_TSM_REPORT_DIR), env.tsmFs ?? NODE_TSM_FS, { devicePath: join(env.stateRoot, 'dev/tdx_guest') })),
+  validator: qemuTdxValidatorFactory,
+  sources: ['intel-pcs'],
+};

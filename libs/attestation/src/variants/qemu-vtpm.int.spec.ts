@@ -10,10 +10,10 @@ import type { AttestationLogger } from '../interfaces.js';
 import { Measurements } from '../measurements/measurements.js';
 import { withAllBytes, type Measurement } from '../measurements/measurement.js';
 import { attestationKeyDigest } from '../ak-digest.js';
-import { decodeDocument, encodeDocument, HASH_ALG } from './document.js';
-import { QemuVtpmIssuer, QemuVtpmValidator } from './qemu.js';
-import { VtpmValidator } from './validator.js';
-import { Variant } from '../variant.js';
+import { decodeDocument, encodeDocument, HASH_ALG } from '../vtpm/document.js';
+import { QemuVtpmIssuer, QemuVtpmValidator } from './qemu-vtpm.js';
+import { VtpmValidator } from '../vtpm/validator.js';
+import { Variant } from './table.js';
 
 const skip = swtpmAvailable() ? false : missingComponent('swtpm', SWTPM_INSTALL_HINT);
 const USER_DATA = Buffer.from('Constellation');

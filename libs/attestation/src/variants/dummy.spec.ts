@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DummyIssuer, DummyValidator } from './dummy.js';
-import { AttestationError } from './errors.js';
+import { AttestationError } from '../errors.js';
 
 describe('dummy variant', () => {
   it('issues the reference JSON shape', async () => {

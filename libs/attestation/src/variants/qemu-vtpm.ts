@@ -5,18 +5,23 @@
  * root for the vTPM, so only the quote's internal consistency and the measurements are checked.
  */
 import { decodePublic, type TpmClient } from '@asterism/tpm';
-import type { ValidatorConstructor } from '../choose.js';
+import { measurementsOnlyCodec } from '../config/shapes.js';
 import { AttestationError } from '../errors.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
+import { vtpmDefaults } from '../measurements/defaults.js';
 import type { Measurement } from '../measurements/measurement.js';
-import { Variant } from '../variant.js';
-import { VtpmIssuer } from './issuer.js';
-import { VtpmValidator } from './validator.js';
+import { VariantId } from '../variant.js';
+import type { ValidatorConstructor, VariantDescriptor } from './descriptor.js';
+import { VtpmIssuer } from '../vtpm/issuer.js';
+import { VtpmValidator } from '../vtpm/validator.js';
+
+/** The variant's identity: its name and certificate-extension OID (docs/protocol/attestation-variants.md). */
+const VARIANT = new VariantId('qemu-vtpm', '1.3.9900.5.1');
 
 /** qemu-vtpm issuer over a TPM (a swtpm socket in local mode, /dev/tpmrm0 in a VM). */
 export class QemuVtpmIssuer extends VtpmIssuer {
   constructor(openTpm: () => Promise<TpmClient>, eventLog?: () => Promise<Buffer>) {
-    super({ variant: Variant.fromString('qemu-vtpm'), openTpm, akKind: 'rsa', akHierarchy: 'owner', ...(eventLog ? { eventLog } : {}) });
+    super({ variant: VARIANT, openTpm, akKind: 'rsa', akHierarchy: 'owner', ...(eventLog ? { eventLog } : {}) });
   }
 }
 
@@ -24,7 +29,7 @@ export class QemuVtpmIssuer extends VtpmIssuer {
 export class QemuVtpmValidator extends VtpmValidator {
   constructor(measurements: ReadonlyMap<number, Measurement>, logger: AttestationLogger = NOP_ATTESTATION_LOGGER) {
     super({
-      variant: Variant.fromString('qemu-vtpm'),
+      variant: VARIANT,
       measurements,
       logger,
       getTrustedKey: async (doc) => {
@@ -40,3 +45,16 @@ export class QemuVtpmValidator extends VtpmValidator {
 
 /** Builds the qemu-vtpm validator from its config (registered in ../variants.ts). */
 export const qemuVtpmValidatorFactory: ValidatorConstructor = (config, logger) => new QemuVtpmValidator(config.measurements, logger);
+
+/** `qemu-vtpm`: QEMU's (or OpenStack's) vTPM, trusted as the reference trusts it. */
+export const qemuVtpmVariant: VariantDescriptor = {
+  variant: VARIANT,
+  csp: 'QEMU',
+  offeredBy: { QEMU: 0, OpenStack: 0 },
+  platform: 'tpm',
+  config: measurementsOnlyCodec(VARIANT.name),
+  defaultMeasurements: vtpmDefaults,
+  issuer: (env) => new QemuVtpmIssuer(env.openTpm),
+  validator: qemuVtpmValidatorFactory,
+  sources: [],
+};

@@ -6,17 +6,22 @@
  * and requires the measured platform state to say GCE firmware >= 1 with AMD SEV.
  */
 import { decodePublic, TpmResponseError, type TpmClient } from '@asterism/tpm';
-import type { ValidatorConstructor } from '../choose.js';
 import { documentAkPublic, pkixPublicKeyFromPem, requireAkIs } from '../cloud/keys.js';
+import type { VariantDescriptor, ValidatorConstructor } from './descriptor.js';
 import { AttestationError } from '../errors.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
+import { measurementsOnlyCodec } from '../config/shapes.js';
+import { vtpmDefaults } from '../measurements/defaults.js';
 import type { Measurement } from '../measurements/measurement.js';
-import { Variant } from '../variant.js';
+import { VariantId } from '../variant.js';
 import type { VtpmAttestationDocument } from '../vtpm/document.js';
 import { VtpmIssuer, type LoadedAttestationKey } from '../vtpm/issuer.js';
 import { VtpmValidator } from '../vtpm/validator.js';
-import { ComputeShieldedIdentitySource, decodeGceInstanceInfo, encodeGceInstanceInfo, GceMetadataInstanceSource, metadataAccessToken, type GceInstanceSource, type ShieldedIdentitySource } from './gce-identity.js';
-import { checkGceSevPlatform } from './platform-state.js';
+import { ComputeShieldedIdentitySource, decodeGceInstanceInfo, encodeGceInstanceInfo, GceMetadataInstanceSource, metadataAccessToken, type GceInstanceSource, type ShieldedIdentitySource } from '../gcp/gce-identity.js';
+import { checkGceSevPlatform } from '../gcp/platform-state.js';
+
+/** The variant's identity: its name and certificate-extension OID (docs/protocol/attestation-variants.md). */
+const VARIANT = new VariantId('gcp-sev-es', '1.3.9900.3.1');
 
 /** NV indices of the GCE RSA attestation key: its certificate and its template. */
 export const GCE_AK_CERT_NV_INDEX_RSA = 0x01c10000;
@@ -43,7 +48,7 @@ export async function loadGceAttestationKey(tpm: TpmClient): Promise<LoadedAttes
 export class GcpSevEsIssuer extends VtpmIssuer {
   constructor(openTpm: () => Promise<TpmClient>, instance: GceInstanceSource = new GceMetadataInstanceSource(), eventLog?: () => Promise<Buffer>) {
     super({
-      variant: Variant.fromString('gcp-sev-es'),
+      variant: VARIANT,
       openTpm,
       akKind: 'rsa',
       loadAttestationKey: loadGceAttestationKey,
@@ -83,7 +88,7 @@ export interface GcpSevEsValidatorOptions {
 export class GcpSevEsValidator extends VtpmValidator {
   constructor(options: GcpSevEsValidatorOptions) {
     super({
-      variant: Variant.fromString('gcp-sev-es'),
+      variant: VARIANT,
       measurements: options.measurements,
       logger: options.logger ?? NOP_ATTESTATION_LOGGER,
       getTrustedKey: (doc, _extraData, signal) => gceTrustedKey(doc, options.identity, signal),
@@ -94,16 +99,24 @@ export class GcpSevEsValidator extends VtpmValidator {
   }
 }
 
-/** Process-wide dependencies of the gcp-sev-es validator (ValidatorDependencies.gcpSevEs). */
-export interface GcpSevEsDependencies {
-  readonly identity: ShieldedIdentitySource;
-}
-
 let defaultIdentity: ShieldedIdentitySource | undefined;
 
-/** Builds the gcp-sev-es validator from its config (registered in ../variants.ts). */
+/** Builds the gcp-sev-es validator from its config (the descriptor's validator). */
 export const gcpSevEsValidatorFactory: ValidatorConstructor = (config, logger, deps) => {
   // Default: the Compute API with the node's service-account token from the metadata server (lazy: no I/O here).
   const identity = deps.gcpSevEs?.identity ?? (defaultIdentity ??= new ComputeShieldedIdentitySource(metadataAccessToken()));
   return new GcpSevEsValidator({ measurements: config.measurements, logger, identity });
+};
+
+/** `gcp-sev-es`: the GCE vTPM, its key vouched for by the Compute API (`gce-shielded-identity`). */
+export const gcpSevEsVariant: VariantDescriptor = {
+  variant: VARIANT,
+  csp: 'GCP',
+  offeredBy: { GCP: 1 },
+  platform: 'tpm',
+  config: measurementsOnlyCodec(VARIANT.name),
+  defaultMeasurements: vtpmDefaults,
+  issuer: (env) => new GcpSevEsIssuer(env.openTpm, undefined, env.eventLog),
+  validator: gcpSevEsValidatorFactory,
+  sources: ['gce-shielded-identity'],
 };

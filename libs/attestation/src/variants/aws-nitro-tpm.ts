@@ -6,33 +6,33 @@
  * document's region), through a consumer-declared port.
  */
 import type { TpmClient } from '@asterism/tpm';
-import type { ValidatorConstructor } from '../choose.js';
 import { documentAkPublic } from '../cloud/keys.js';
+import type { VariantDescriptor, ValidatorConstructor } from './descriptor.js';
 import { AttestationError } from '../errors.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
+import { measurementsOnlyCodec } from '../config/shapes.js';
+import type { ImageTpmSupportLookup } from '../aws/image-lookup.js';
+import { vtpmDefaults } from '../measurements/defaults.js';
 import type { Measurement } from '../measurements/measurement.js';
-import { Variant } from '../variant.js';
+import { VariantId } from '../variant.js';
 import type { VtpmAttestationDocument } from '../vtpm/document.js';
 import { VtpmIssuer } from '../vtpm/issuer.js';
 import { VtpmValidator } from '../vtpm/validator.js';
-import { encodeIdentityDocument, ImdsIdentitySource, parseIdentityDocument, type InstanceIdentitySource } from './identity-document.js';
+import { encodeIdentityDocument, ImdsIdentitySource, parseIdentityDocument, type InstanceIdentitySource } from '../aws/identity-document.js';
+
+/** The variant's identity: its name and certificate-extension OID (docs/protocol/attestation-variants.md). */
+const VARIANT = new VariantId('aws-nitro-tpm', '1.3.9900.2.1');
 
 /** The TpmSupport value of an AMI that boots with a TPM 2.0. */
 export const TPM_SUPPORT_V2 = 'v2.0';
 
-/**
- * Answers EC2 DescribeImages(ImageIds=[imageId]) in `region`: the first image's `TpmSupport`
- * (undefined when unset). Implementations: an @aws-sdk/client-ec2 adapter, a local fake.
- */
-export interface ImageTpmSupportLookup {
-  tpmSupport(region: string, imageId: string, signal?: AbortSignal): Promise<string | undefined>;
-}
+export type { ImageTpmSupportLookup } from '../aws/image-lookup.js';
 
 /** aws-nitro-tpm issuer. */
 export class AwsNitroTpmIssuer extends VtpmIssuer {
   constructor(openTpm: () => Promise<TpmClient>, identity: InstanceIdentitySource = new ImdsIdentitySource(), eventLog?: () => Promise<Buffer>) {
     super({
-      variant: Variant.fromString('aws-nitro-tpm'),
+      variant: VARIANT,
       openTpm,
       akKind: 'rsa',
       akHierarchy: 'owner',
@@ -74,7 +74,7 @@ export interface AwsNitroTpmValidatorOptions {
 export class AwsNitroTpmValidator extends VtpmValidator {
   constructor(options: AwsNitroTpmValidatorOptions) {
     super({
-      variant: Variant.fromString('aws-nitro-tpm'),
+      variant: VARIANT,
       measurements: options.measurements,
       logger: options.logger ?? NOP_ATTESTATION_LOGGER,
       getTrustedKey: async (doc) => documentAkPublic(doc),
@@ -83,15 +83,24 @@ export class AwsNitroTpmValidator extends VtpmValidator {
   }
 }
 
-/** Process-wide dependencies of the aws-nitro-tpm validator (ValidatorDependencies.awsNitroTpm). */
-export interface AwsNitroTpmDependencies {
-  readonly images: ImageTpmSupportLookup;
-}
-
 /** Stands in when the process has no EC2 client: every validation is refused with CLOUD_API_FAILED. */
 export const NO_EC2_IMAGE_LOOKUP: ImageTpmSupportLookup = {
   tpmSupport: () => Promise.reject(new Error('no EC2 DescribeImages client is configured in this process')),
 };
 
-/** Builds the aws-nitro-tpm validator from its config (registered in ../variants.ts). */
+/** Builds the aws-nitro-tpm validator from its config (the descriptor's validator). */
 export const awsNitroTpmValidatorFactory: ValidatorConstructor = (config, logger, deps) => new AwsNitroTpmValidator({ measurements: config.measurements, logger, images: deps.awsNitroTpm?.images ?? NO_EC2_IMAGE_LOOKUP });
+
+/** `aws-nitro-tpm`: the Nitro vTPM, the AMI's TpmSupport checked through EC2 (`ec2-images`). */
+export const awsNitroTpmVariant: VariantDescriptor = {
+  variant: VARIANT,
+  csp: 'AWS',
+  offeredBy: { AWS: 1 },
+  platform: 'tpm',
+  config: measurementsOnlyCodec(VARIANT.name),
+  defaultMeasurements: vtpmDefaults,
+  imageMeasurementOverrides: [[0, '737f767a12f54e70eecbc8684011323ae2fe2dd9f90785577969d7a2013e8c12']],
+  issuer: (env) => new AwsNitroTpmIssuer(env.openTpm, undefined, env.eventLog),
+  validator: awsNitroTpmValidatorFactory,
+  sources: ['ec2-images'],
+};

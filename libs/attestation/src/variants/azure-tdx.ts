@@ -6,25 +6,32 @@
  * that AK.
  */
 import { decodePublic, type TpmClient, type TpmtPublic } from '@asterism/tpm';
+import { embeddedRoot, latestHexVersion, latestVersion } from '../config/shapes.js';
+import { encodeCertificate, encodeHexVersion, encodeUintVersion } from '../config/fields.js';
+import { INTEL_SGX_ROOT_CA_PEM } from '../config/roots.js';
 import type { AzureTdxConfig } from '../config/types.js';
+import { vtpmDefaults } from '../measurements/defaults.js';
 import { collateralLookup } from '../collateral/as-attestation-error.js';
+import { missingSource, type ConfigCodec, type VariantDescriptor, type ValidatorConstructor } from './descriptor.js';
 import { AttestationError } from '../errors.js';
 import { goBytes, goBytesValue, goField, parseGoJsonObject } from '../go-json.js';
 import type { TdxCollateralSource } from '../tdx/pcs-collateral.js';
-import { platformOf, type TdxQuoteVerifier } from '../tdx/qemu-tdx.js';
+import { platformOf, type TdxQuoteVerifier } from '../tdx/quote-provider.js';
 import { parseTdxQuote } from '../tdx/quote.js';
 import type { TdxStatusPolicy } from '../tdx/status-policy.js';
 import { DcapVerifier } from '../tdx/verifier.js';
-import { registerValidator } from '../choose.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
-import { Variant } from '../variant.js';
+import { VariantId } from '../variant.js';
 import type { VtpmAttestationDocument } from '../vtpm/document.js';
 import { VtpmIssuer } from '../vtpm/issuer.js';
 import { VtpmValidator } from '../vtpm/validator.js';
-import { checkHclAkBinding } from './hcl-ak.js';
-import { HCL_REPORT_NV_INDEX, parseTdxHclReport } from './hcl-report.js';
-import { checkAzureTdxPolicy } from './tdx-policy.js';
-import { loadAzurePersistedAk } from './persisted-ak.js';
+import { checkHclAkBinding } from '../azure/hcl-ak.js';
+import { HCL_REPORT_NV_INDEX, parseTdxHclReport } from '../azure/hcl-report.js';
+import { checkAzureTdxPolicy } from '../azure/tdx-policy.js';
+import { loadAzurePersistedAk } from '../azure/persisted-ak.js';
+
+/** The variant's identity: its name and certificate-extension OID (docs/protocol/attestation-variants.md). */
+const VARIANT = new VariantId('azure-tdx', '1.3.9900.4.3');
 
 /** azure-tdx instance info: Go JSON `{"AttestationReport": b64(quote), "RuntimeData": b64}`. */
 export interface AzureTdxInstanceInfo {
@@ -143,7 +150,7 @@ export class AzureTdxIssuer extends VtpmIssuer {
   constructor(openTpm: () => Promise<TpmClient>, options: AzureTdxIssuerOptions = {}) {
     const quotes = options.quotes ?? new ImdsTdQuoteClient();
     super({
-      variant: Variant.fromString('azure-tdx'),
+      variant: VARIANT,
       openTpm,
       akKind: 'rsa',
       ...(options.eventLog ? { eventLog: options.eventLog } : {}),
@@ -162,7 +169,7 @@ export class AzureTdxValidator extends VtpmValidator {
     // One verifier per validator, so its memo of checked collateral stays warm across joins.
     const trust: AzureTdxTrustOptions = { ...options, verifier: options.verifier ?? dcapVerifierFor(options.config, options) };
     super({
-      variant: Variant.fromString('azure-tdx'),
+      variant: VARIANT,
       measurements: options.config.measurements,
       logger: options.logger ?? NOP_ATTESTATION_LOGGER,
       getTrustedKey: (doc, _extraData, signal) => azureTdxTrustedKey(doc, trust, signal),
@@ -170,7 +177,59 @@ export class AzureTdxValidator extends VtpmValidator {
   }
 }
 
-/** Registers the azure-tdx validator with this process's TDX collateral source and the operator's TCB status policy. */
-export function registerAzureTdxValidator(collateral: TdxCollateralSource, policy: TdxStatusPolicy = {}): void {
-  registerValidator('azure-tdx', (config, logger) => new AzureTdxValidator({ config: config as AzureTdxConfig, collateral, logger, ...policy }));
-}
+/** Builds the azure-tdx validator with the process's TDX collateral (`intel-pcs`) and TCB status policy. */
+export const azureTdxValidatorFactory: ValidatorConstructor = (config, logger, deps) => {
+  if (!deps.tdx) throw missingSource(VARIANT, 'intel-pcs');
+  return new AzureTdxValidator({ config: config as AzureTdxConfig, logger, ...deps.tdx });
+};
+
+/** Minimum SVNs and TD attributes (values or `"latest"`), optional MRSEAM, the Intel root (docs/protocol/attestation-config.md). */
+const azureTdxCodec: ConfigCodec = {
+  decode: ({ reader: r, obj, measurements }) => {
+    const hexv = (key: string, len: number) => r.hexVersion(r.required(obj, key, key), key, len);
+    const uintv = (key: string) => r.uintVersion(r.required(obj, key, key), 0xffff, key);
+    return {
+      variant: 'azure-tdx',
+      measurements: measurements(true),
+      qeSVN: uintv('qeSVN'),
+      pceSVN: uintv('pceSVN'),
+      teeTCBSVN: hexv('teeTCBSVN', 16),
+      qeVendorID: hexv('qeVendorID', 16),
+      mrSeam: r.hex(r.get(obj, 'mrSeam'), 'mrSeam', 48),
+      xfam: hexv('xfam', 8),
+      intelRootKey: r.certificate(r.get(obj, 'intelRootKey'), 'intelRootKey'),
+    };
+  },
+  encode: (config, m) => {
+    const cfg = config as AzureTdxConfig;
+    const seam = cfg.mrSeam.length === 0 ? '' : `,"mrSeam":"${cfg.mrSeam.toString('hex')}"`;
+    return (
+      `{${m},"qeSVN":${encodeUintVersion(cfg.qeSVN)},"pceSVN":${encodeUintVersion(cfg.pceSVN)},"teeTCBSVN":${encodeHexVersion(cfg.teeTCBSVN)},` +
+      `"qeVendorID":${encodeHexVersion(cfg.qeVendorID)}${seam},"xfam":${encodeHexVersion(cfg.xfam)},"intelRootKey":${encodeCertificate(cfg.intelRootKey)}}`
+    );
+  },
+  defaults: (measurements) => ({
+    variant: 'azure-tdx',
+    measurements,
+    qeSVN: latestVersion(),
+    pceSVN: latestVersion(),
+    teeTCBSVN: latestHexVersion(),
+    qeVendorID: latestHexVersion(),
+    mrSeam: Buffer.alloc(0),
+    xfam: latestHexVersion(),
+    intelRootKey: embeddedRoot(INTEL_SGX_ROOT_CA_PEM),
+  }),
+};
+
+/** `azure-tdx`: an Azure TD with the HCL's vTPM; the TD quote verified with Intel PCS collateral (`intel-pcs`). */
+export const azureTdxVariant: VariantDescriptor = {
+  variant: VARIANT,
+  csp: 'Azure',
+  offeredBy: { Azure: 1 },
+  platform: 'tpm',
+  config: azureTdxCodec,
+  defaultMeasurements: vtpmDefaults,
+  issuer: (env) => new AzureTdxIssuer(env.openTpm, { eventLog: env.eventLog, ...(env.metadataUrl ? { quotes: new ImdsTdQuoteClient(env.metadataUrl) } : {}) }),
+  validator: azureTdxValidatorFactory,
+  sources: ['intel-pcs'],
+};

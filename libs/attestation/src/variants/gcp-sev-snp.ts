@@ -5,20 +5,26 @@
  * The AK is trusted because GCE's shielded-identity source names it for the instance.
  */
 import { decodePublic, publicKeyObject, TPM_ALG, TpmResponseError, type TpmClient } from '@asterism/tpm';
-import type { ValidatorConstructor } from '../choose.js';
 import { certificateToPem } from '../config/certificate.js';
+import { sevSnpCodec } from '../config/shapes.js';
 import type { SevSnpConfig } from '../config/types.js';
+import { GCE_METADATA_BASE_URL } from '../gcp/gce-identity.js';
+import { vtpmDefaults } from '../measurements/defaults.js';
+import type { VariantDescriptor, ValidatorConstructor } from './descriptor.js';
 import { AttestationError } from '../errors.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
-import { Variant } from '../variant.js';
+import { VariantId } from '../variant.js';
 import { type LoadedAttestationKey, VtpmIssuer } from '../vtpm/issuer.js';
 import { VtpmValidator } from '../vtpm/validator.js';
-import { CERT_TABLE_GUID, parseCertTable } from './cert-table.js';
-import { checkReportData } from './checks.js';
-import { ConfigfsTsmReportSource, type SnpReportSource } from './configfs-tsm.js';
-import { GceMetadataClient, type GceInstanceInfoSource } from './gce.js';
-import { encodeSnpInstanceInfo } from './instance-info.js';
-import { documentAk, documentSnpInfo, paddedReportData, snpVerifierFor, type SnpValidatorDependencies } from './validator.js';
+import { CERT_TABLE_GUID, parseCertTable } from '../snp/cert-table.js';
+import { checkReportData } from '../snp/checks.js';
+import { ConfigfsTsmReportSource, nodeSnpReportSource, type SnpReportSource } from '../snp/configfs-tsm.js';
+import { GceMetadataClient, type GceInstanceInfoSource } from '../snp/gce.js';
+import { encodeSnpInstanceInfo } from '../snp/instance-info.js';
+import { documentAk, documentSnpInfo, paddedReportData, snpVerifierFor, type SnpValidatorDependencies } from '../snp/validator.js';
+
+/** The variant's identity: its name and certificate-extension OID (docs/protocol/attestation-variants.md). */
+const VARIANT = new VariantId('gcp-sev-snp', '1.3.9900.3.2');
 
 /** NV indices of the GCE RSA attestation key template and certificate. */
 export const GCE_AK_TEMPLATE_NV_INDEX_RSA = 0x01c10001;
@@ -41,7 +47,7 @@ export async function loadGceAttestationKey(tpm: TpmClient): Promise<LoadedAttes
 export class GcpSevSnpIssuer extends VtpmIssuer {
   constructor(openTpm: () => Promise<TpmClient>, reports: SnpReportSource = new ConfigfsTsmReportSource(), metadata: GceInstanceInfoSource = new GceMetadataClient(), eventLog?: () => Promise<Buffer>) {
     super({
-      variant: Variant.fromString('gcp-sev-snp'),
+      variant: VARIANT,
       openTpm,
       akKind: 'rsa',
       loadAttestationKey: loadGceAttestationKey,
@@ -69,7 +75,7 @@ export class GcpSevSnpValidator extends VtpmValidator {
   constructor(config: SevSnpConfig, logger: AttestationLogger = NOP_ATTESTATION_LOGGER, deps: SnpValidatorDependencies = {}) {
     const verifier = snpVerifierFor(config, deps, logger, { minimumTcb: false });
     super({
-      variant: Variant.fromString('gcp-sev-snp'),
+      variant: VARIANT,
       measurements: config.measurements,
       logger,
       getTrustedKey: async (doc, extraData, signal) => {
@@ -93,3 +99,16 @@ export class GcpSevSnpValidator extends VtpmValidator {
 
 /** Builds the gcp-sev-snp validator from its config (registered in ../variants.ts). */
 export const gcpSevSnpValidatorFactory: ValidatorConstructor = (config, logger, deps) => new GcpSevSnpValidator(config as SevSnpConfig, logger, deps.snp);
+
+/** `gcp-sev-snp`: SEV-SNP on GCE, the AK vouched for by the Compute API (`gce-shielded-identity`), AMD KDS collateral (`amd-kds`). */
+export const gcpSevSnpVariant: VariantDescriptor = {
+  variant: VARIANT,
+  csp: 'GCP',
+  offeredBy: { GCP: 0 },
+  platform: 'tpm',
+  config: sevSnpCodec('gcp-sev-snp'),
+  defaultMeasurements: vtpmDefaults,
+  issuer: (env) => new GcpSevSnpIssuer(env.openTpm, nodeSnpReportSource(env.stateRoot, env.tsmFs), new GceMetadataClient(env.metadataUrl ?? GCE_METADATA_BASE_URL)),
+  validator: gcpSevSnpValidatorFactory,
+  sources: ['amd-kds', 'gce-shielded-identity'],
+};

@@ -24,17 +24,17 @@ import { after, before, describe, it } from 'node:test';
 import { missingComponent } from '@asterism/testing';
 import { range, TPM_ALG } from '@asterism/tpm';
 import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT, tpm2ToolsAvailable, type Swtpm } from '@asterism/tpm/testing';
-import { defaultAttestationConfig } from '../config/attestation-config.js';
+import { defaultAttestationConfig } from '../attestation-config.js';
 import type { AzureTdxConfig } from '../config/types.js';
 import { AttestationError } from '../errors.js';
 import type { Measurement } from '../measurements/measurement.js';
 import { Measurements } from '../measurements/measurements.js';
-import type { TdxQuoteVerifier } from '../tdx/qemu-tdx.js';
+import type { TdxQuoteVerifier } from '../tdx/quote-provider.js';
 import type { TdxQuote } from '../tdx/quote.js';
 import { tdxVector, VECTOR_OFFSETS, VECTOR_TIME, vectorCollateral } from '../tdx/vectors.fixture.js';
 import { decodeDocument } from '../vtpm/document.js';
-import { HCL_IGVM_HEADER_OFFSET, HCL_REPORT_NV_INDEX, HCL_RUNTIME_DATA_OFFSET, parseTdxHclReport } from './hcl-report.js';
-import { AzureTdxIssuer, AzureTdxValidator, decodeAzureTdxInstanceInfo, ImdsTdQuoteClient } from './tdx.js';
+import { HCL_IGVM_HEADER_OFFSET, HCL_REPORT_NV_INDEX, HCL_RUNTIME_DATA_OFFSET, parseTdxHclReport } from '../azure/hcl-report.js';
+import { AzureTdxIssuer, AzureTdxValidator, decodeAzureTdxInstanceInfo, ImdsTdQuoteClient } from './azure-tdx.js';
 
 const skip = !swtpmAvailable() || !tpm2ToolsAvailable() ? missingComponent('swtpm and tpm2-tools', SWTPM_INSTALL_HINT) : false;
 

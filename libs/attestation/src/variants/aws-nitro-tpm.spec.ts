@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AttestationError } from '../errors.js';
-import { checkNitroImage, type ImageTpmSupportLookup } from './nitro-tpm.js';
+import { checkNitroImage, type ImageTpmSupportLookup } from './aws-nitro-tpm.js';
 
 const doc = (identity: Record<string, unknown> | null) => ({ attestation: null, instanceInfo: identity === null ? null : Buffer.from(JSON.stringify(identity)), userData: Buffer.alloc(0) });
 const ID = { region: 'eu-west-1', imageId: 'ami-0123456789abcdef0', pendingTime: '2026-11-20T08:15:00Z' };

@@ -5,21 +5,28 @@
  */
 import { createHash } from 'node:crypto';
 import type { TpmClient } from '@asterism/tpm';
-import type { ValidatorConstructor } from '../choose.js';
+import { decodeFirmwareSignerConfig, DEFAULT_ACCEPTED_KEY_DIGESTS, encodeFirmwareSignerConfig } from '../config/idkeydigest.js';
+import { decodeSevSnpBase, defaultSevSnpBase, encodeSevSnp } from '../config/shapes.js';
 import type { AzureSevSnpConfig, SnpFirmwareSignerConfig } from '../config/types.js';
+import { vtpmDefaults } from '../measurements/defaults.js';
+import { goJsonString } from '../measurements/go-json-string.js';
+import type { ConfigCodec, VariantDescriptor, ValidatorConstructor } from './descriptor.js';
 import { AttestationError } from '../errors.js';
 import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js';
-import { Variant } from '../variant.js';
+import { VariantId } from '../variant.js';
 import { VtpmIssuer } from '../vtpm/issuer.js';
 import { VtpmValidator } from '../vtpm/validator.js';
-import { checkReportData } from './checks.js';
-import { AZURE_HCL_REPORT_NV_INDEX, checkHclAttestationKey, parseHclReport } from './hcl.js';
-import { encodeSnpInstanceInfo, type SnpInstanceInfo } from './instance-info.js';
-import type { MaaTokenVerifier } from './maa.js';
-import type { SnpReport } from './report.js';
-import { AZURE_IMDS_BASE_URL, fetchThimCertificates } from './thim.js';
-import { documentAk, documentSnpInfo, snpVerifierFor, type SnpValidatorDependencies } from './validator.js';
+import { checkReportData } from '../snp/checks.js';
+import { AZURE_HCL_REPORT_NV_INDEX, checkHclAttestationKey, parseHclReport } from '../snp/hcl.js';
+import { encodeSnpInstanceInfo, type SnpInstanceInfo } from '../snp/instance-info.js';
+import type { MaaTokenVerifier } from '../snp/maa.js';
+import type { SnpReport } from '../snp/report.js';
+import { AZURE_IMDS_BASE_URL, fetchThimCertificates } from '../snp/thim.js';
+import { documentAk, documentSnpInfo, snpVerifierFor, type SnpValidatorDependencies } from '../snp/validator.js';
 import { loadAzurePersistedAk } from '../azure/persisted-ak.js';
+
+/** The variant's identity: its name and certificate-extension OID (docs/protocol/attestation-variants.md). */
+const VARIANT = new VariantId('azure-sev-snp', '1.3.9900.4.1');
 
 /** Options of the Azure issuer (tests point them at local servers). */
 export interface AzureSevSnpIssuerOptions {
@@ -32,7 +39,7 @@ export interface AzureSevSnpIssuerOptions {
 export class AzureSevSnpIssuer extends VtpmIssuer {
   constructor(openTpm: () => Promise<TpmClient>, options: AzureSevSnpIssuerOptions = {}) {
     super({
-      variant: Variant.fromString('azure-sev-snp'),
+      variant: VARIANT,
       openTpm,
       akKind: 'rsa',
       ...(options.eventLog ? { eventLog: options.eventLog } : {}),
@@ -89,7 +96,7 @@ export class AzureSevSnpValidator extends VtpmValidator {
   constructor(config: AzureSevSnpConfig, logger: AttestationLogger = NOP_ATTESTATION_LOGGER, deps: SnpValidatorDependencies = {}) {
     const verifier = snpVerifierFor(config, deps, logger, { minimumTcb: true });
     super({
-      variant: Variant.fromString('azure-sev-snp'),
+      variant: VARIANT,
       measurements: config.measurements,
       logger,
       getTrustedKey: async (doc, extraData, signal) => {
@@ -112,3 +119,32 @@ export class AzureSevSnpValidator extends VtpmValidator {
 
 /** Builds the azure-sev-snp validator from its config (registered in ../variants.ts). */
 export const azureSevSnpValidatorFactory: ValidatorConstructor = (config, logger, deps) => new AzureSevSnpValidator(config as AzureSevSnpConfig, logger, deps.snp);
+
+/** The SEV-SNP config plus `firmwareSignerConfig` (ID-key digests, enforcement policy, MAA URL). */
+const azureSevSnpCodec: ConfigCodec = {
+  decode: (input) => ({
+    variant: 'azure-sev-snp',
+    ...decodeSevSnpBase(input),
+    firmwareSignerConfig: decodeFirmwareSignerConfig(input.reader, input.reader.required(input.obj, 'firmwareSignerConfig', 'firmwareSignerConfig'), 'firmwareSignerConfig'),
+  }),
+  encode: (cfg, m) => encodeSevSnp(cfg as AzureSevSnpConfig, m, `,"firmwareSignerConfig":${encodeFirmwareSignerConfig((cfg as AzureSevSnpConfig).firmwareSignerConfig, goJsonString)}`),
+  defaults: (measurements) => ({
+    variant: 'azure-sev-snp',
+    ...defaultSevSnpBase(measurements),
+    firmwareSignerConfig: { acceptedKeyDigests: DEFAULT_ACCEPTED_KEY_DIGESTS.map((d) => Buffer.from(d, 'hex')), enforcementPolicy: 'MAAFallback', maaURL: '' },
+  }),
+};
+
+/** `azure-sev-snp`: SEV-SNP on Azure behind the HCL, VCEK from THIM or AMD KDS (`amd-kds`), MAA as ID-key fallback (`maa`). */
+export const azureSevSnpVariant: VariantDescriptor = {
+  variant: VARIANT,
+  csp: 'Azure',
+  offeredBy: { Azure: 0 },
+  platform: 'tpm',
+  config: azureSevSnpCodec,
+  defaultMeasurements: vtpmDefaults,
+  issuer: (env) => new AzureSevSnpIssuer(env.openTpm, env.metadataUrl ? { imdsBaseUrl: env.metadataUrl } : {}),
+  validator: azureSevSnpValidatorFactory,
+  sources: ['amd-kds', 'maa'],
+  amdSigner: 'vcek',
+};
