@@ -97,11 +97,16 @@ const SOURCES: Readonly<Record<ValidatorSourceKind, SourceBuilder>> = {
   'ec2-images': async ({ cfg }) => ({ awsNitroTpm: { images: new AwsSdkCloudApi(cfg.cloudApiUrl ? { endpoint: cfg.cloudApiUrl } : {}) } }),
 };
 
-/** The dependencies of the configured variant's validator: every source its descriptor names, merged. */
+/** One source's part of the dependencies. */
+export function buildSource(kind: ValidatorSourceKind, w: SourceWiring): Promise<ValidatorDependencies> {
+  return SOURCES[kind](w);
+}
+
+/** The dependencies of the configured variant's validator: every source its descriptor names, merged (parts of one slot, e.g. `snp`, combined). */
 export async function validatorDependencies(w: SourceWiring): Promise<ValidatorDependencies> {
   const out: Record<string, object> = {};
   for (const kind of variantDescriptor(w.cfg.variant).sources) {
-    for (const [slot, part] of Object.entries(await SOURCES[kind](w))) out[slot] = { ...out[slot], ...(part as object) };
+    for (const [slot, part] of Object.entries(await buildSource(kind, w))) out[slot] = { ...out[slot], ...(part as object) };
   }
   return out as ValidatorDependencies;
 }
