@@ -49,6 +49,24 @@ export default [
     },
   },
   {
+    // One fixture convention (docs/CONTRIBUTING.md): test helpers are `*.fixture.ts` files, a
+    // package's `./testing` entry is its `src/testing.ts`, and libs/testing is for tests. Product
+    // code imports none of them.
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/*.fixture.ts', '**/testing.ts', '**/testing/**', 'libs/testing/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@asterism/testing', '@asterism/*/testing'], message: 'test helpers are for specs and fixtures only (docs/CONTRIBUTING.md)' },
+            { group: ['**/*.fixture.js', '**/testing.js', '**/testing/*'], message: 'fixtures are for specs and other fixtures only (docs/CONTRIBUTING.md)' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // gRPC statuses live only at the RPC boundary (docs/adr/0027): domain modules (flows, issuers,
     // validators, libs) raise AsterismErrors and never import grpc-js. Allowed: the transport libs
     // and the files that are servers, clients or process wiring. Tests may use grpc-js freely.
@@ -86,7 +104,7 @@ export default [
     // Fixtures (a peer answering a fixed status) and tools may build their own. The console rule of
     // the first block is repeated: a later no-restricted-syntax replaces it for these files.
     files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
-    ignores: ['**/*.spec.ts', '**/*.fixture.ts', '**/testing/**', 'libs/atls/src/test-fixtures.ts', 'libs/service-runtime/src/grpc-server.ts'],
+    ignores: ['**/*.spec.ts', '**/*.fixture.ts', '**/testing/**', 'libs/atls/src/services.fixture.ts', 'libs/service-runtime/src/grpc-server.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',

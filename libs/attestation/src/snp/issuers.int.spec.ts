@@ -27,7 +27,7 @@ import { GceMetadataClient, type GceShieldedIdentitySource } from './gce.js';
 import { GCE_AK_TEMPLATE_NV_INDEX_RSA, GcpSevSnpIssuer, GcpSevSnpValidator } from '../variants/gcp-sev-snp.js';
 import { AZURE_AK_HANDLE, AZURE_HCL_REPORT_NV_INDEX, encodeHclReport } from './hcl.js';
 import { decodeSnpInstanceInfo } from './instance-info.js';
-import { AZURE_VECTOR_TIME, buildReport, goldenSnp, signReport, TestAmdRoot, type TestCert } from './test-fixtures.js';
+import { AZURE_VECTOR_TIME, buildReport, goldenSnp, signReport, TestAmdRoot, type TestCert } from './golden-vectors.fixture.js';
 import { FakeConfigfsTsm, replayFirmware } from '../tsm/configfs-tsm.fixture.js';
 
 const skip = swtpmAvailable() && tpm2ToolsAvailable() ? false : missingComponent('swtpm + tpm2-tools', SWTPM_INSTALL_HINT);

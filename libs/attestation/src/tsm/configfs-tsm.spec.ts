@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import { AttestationError } from '../errors.js';
 import { ConfigfsTsmReportSource } from '../snp/configfs-tsm.js';
 import { REPORT_SIZE } from '../snp/report.js';
-import { goldenSnp } from '../snp/test-fixtures.js';
+import { goldenSnp } from '../snp/golden-vectors.fixture.js';
 import { ConfigfsTsmQuoteProvider } from '../tdx/quote-provider.js';
 import { tdxVector } from '../tdx/vectors.fixture.js';
 import { ConfigfsTsm, NODE_TSM_FS, type TsmFailure, type TsmFileSystem, type TsmProvider } from './configfs-tsm.js';

@@ -15,7 +15,7 @@ import { SnpCollateral } from '../snp/collateral.js';
 import { checkHclAttestationKey } from '../snp/hcl.js';
 import { encodeSnpInstanceInfo, type SnpInstanceInfo } from '../snp/instance-info.js';
 import { JwksMaaTokenVerifier } from '../snp/maa.js';
-import { AZURE_VECTOR_TIME, goldenSnp } from '../snp/test-fixtures.js';
+import { AZURE_VECTOR_TIME, goldenSnp } from '../snp/golden-vectors.fixture.js';
 
 const golden = goldenSnp();
 const runtimeKey = JSON.parse(golden.runtimeData.toString('utf8')).keys[0] as { n: string; e: string };

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { missingComponent } from '@asterism/testing';
-import { closedLoopbackPort } from './loopback-server.js';
+import { closedLoopbackPort } from './loopback-server.fixture.js';
 
 /** Where tools/scripts/setup.d/40-moto.sh installs moto. */
 export function motoServerBinary(): string {

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { AtlsServerCredentials } from './server-credentials.js';
-import type { Outcome } from './test-fixtures.js';
+import type { Outcome } from './services.fixture.js';
 
 /** What the attacker process does (see flood-attacker.mjs). */
 export interface AttackerOptions {

@@ -1,4 +1,4 @@
-import { json, LoopbackServer, type FakeResponse, type SeenRequest } from './loopback-server.js';
+import { json, LoopbackServer, type FakeResponse, type SeenRequest } from './loopback-server.fixture.js';
 
 /** One EC2 instance as the IMDS fake describes it. */
 export interface FakeEc2Instance {

@@ -1,4 +1,4 @@
-import { json, LoopbackServer, type FakeResponse, type SeenRequest } from './loopback-server.js';
+import { json, LoopbackServer, type FakeResponse, type SeenRequest } from './loopback-server.fixture.js';
 
 /** One VM of a scale set in the Azure fakes. */
 export interface FakeAzureVm {
