@@ -9,7 +9,7 @@ export { ImdsIdentitySource } from './aws/identity-document.js';
 export { AwsNitroTpmIssuer } from './variants/aws-nitro-tpm.js';
 export { AzureTdxIssuer, AzureTdxValidator, decodeAzureTdxInstanceInfo, encodeAzureTdxInstanceInfo, ImdsTdQuoteClient } from './variants/azure-tdx.js';
 export { AZURE_AK_CERT_NV_INDEX, AzureTrustedLaunchIssuer } from './variants/azure-trustedlaunch.js';
-export { validatorFor, validatorFromConfigJson, validatorVariants } from './choose.js';
+export { validatorFor, validatorFromConfigJson } from './choose.js';
 export { fetchBounded, httpCertificateFetcher } from './cloud/http.js';
 export { CollateralCache } from './collateral/cache.js';
 export { MemoryCollateralStore } from './collateral/memory-store.js';
@@ -56,21 +56,9 @@ export { parseTdxQuote, type TdReportBody, type TdxQuote } from './tdx/quote.js'
 export { parseTcbStatuses } from './tdx/status-policy.js';
 export { type DcapVerification, DcapVerifier, DEFAULT_ACCEPTED_TCB_STATUSES } from './tdx/verifier.js';
 export { CONFIGFS_TSM_REPORT_DIR, NODE_TSM_FS, type TsmFileSystem } from './tsm/configfs-tsm.js';
-export { CLOUD_PROVIDERS, type CloudProvider, cloudProviderFromString, VariantId } from './variant.js';
-export {
-  type ConfigCodec,
-  type ConfigInput,
-  type IssuerEnvironment,
-  type TdxValidatorDependencies,
-  type ValidatorConstructor,
-  type ValidatorDependencies,
-  type ValidatorSourceKind,
-  type VariantDescriptor,
-} from './variants/descriptor.js';
-export { registerVariant, Variant, variantDescriptor, variantDescriptors, variantsForProvider } from './variants/table.js';
-export { applyImageOverrides, defaultsFor } from './measurement-defaults.js';
-export { vtpmDefaults } from './measurements/defaults.js';
-export { measurementsOnlyCodec } from './config/shapes.js';
+export { type CloudProvider } from './variant.js';
+export { type IssuerEnvironment, type ValidatorDependencies, type ValidatorSourceKind, type VariantDescriptor } from './variants/descriptor.js';
+export { registerVariant, Variant, variantDescriptor, variantDescriptors } from './variants/table.js';
 export { decodeDocument, encodeDocument, findSha256QuoteIndex } from './vtpm/document.js';
 export { type TpmOpener, VtpmIssuer } from './vtpm/issuer.js';
 export { QemuVtpmIssuer, QemuVtpmValidator } from './variants/qemu-vtpm.js';
