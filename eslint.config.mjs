@@ -8,6 +8,13 @@
 // tools/k8s-testenv, the swtpm fixture): tests need real components, product code must not.
 import nx from '@nx/eslint-plugin';
 
+// No code outside the variant table decides by a variant's name (docs/adr/0035-variant-descriptor-table.md):
+// a built-in variant name as a string in product code is an error; ask the variant's descriptor instead.
+const VARIANT_NAME_RULE = {
+  selector: ':not(TSLiteralType) > Literal[value=/^(dummy|qemu-vtpm|qemu-tdx|aws-nitro-tpm|aws-sev-snp|azure-sev-snp|azure-tdx|azure-trustedlaunch|gcp-sev-es|gcp-sev-snp)$/]',
+  message: 'no decisions by variant name outside libs/attestation/src/variants (docs/adr/0035): use the variant descriptor (variantDescriptor(v).platform, .insecure, .sources, ...)',
+};
+
 export default [
   ...nx.configs['flat/base'],
   ...nx.configs['flat/typescript'],
@@ -37,6 +44,24 @@ export default [
         {
           selector: "CallExpression[callee.object.name='console'][callee.property.name=/^(log|info|debug)$/] > Identifier[name=/secret|key|token|password/i]",
           message: 'never print secrets',
+        },
+      ],
+    },
+  },
+  {
+    // One fixture convention (docs/CONTRIBUTING.md): test helpers are `*.fixture.ts` files, a
+    // package's `./testing` entry is its `src/testing.ts`, and libs/testing is for tests. Product
+    // code imports none of them.
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/*.fixture.ts', '**/testing.ts', '**/testing/**', 'libs/testing/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@asterism/testing', '@asterism/*/testing'], message: 'test helpers are for specs and fixtures only (docs/CONTRIBUTING.md)' },
+            { group: ['**/*.fixture.js', '**/testing.js', '**/testing/*'], message: 'fixtures are for specs and other fixtures only (docs/CONTRIBUTING.md)' },
+          ],
         },
       ],
     },
@@ -79,7 +104,7 @@ export default [
     // Fixtures (a peer answering a fixed status) and tools may build their own. The console rule of
     // the first block is repeated: a later no-restricted-syntax replaces it for these files.
     files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
-    ignores: ['**/*.spec.ts', '**/*.fixture.ts', '**/testing/**', 'libs/atls/src/test-fixtures.ts', 'libs/service-runtime/src/grpc-server.ts'],
+    ignores: ['**/*.spec.ts', '**/*.fixture.ts', '**/testing/**', 'libs/atls/src/services.fixture.ts', 'libs/service-runtime/src/grpc-server.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
@@ -90,6 +115,20 @@ export default [
         {
           selector: "NewExpression[callee.object.name='grpc'][callee.property.name='Server']",
           message: 'build gRPC servers with GrpcServer from @asterism/service-runtime (the one server shape, docs/adr/0027)',
+        },
+        VARIANT_NAME_RULE,
+      ],
+    },
+  },
+  {
+    // The variant modules are where variant names live (docs/adr/0035): the same rules without the variant-name one.
+    files: ['libs/attestation/src/variants/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='console'][callee.property.name=/^(log|info|debug)$/] > Identifier[name=/secret|key|token|password/i]",
+          message: 'never print secrets',
         },
       ],
     },

@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { registerVariant, Variant } from '@asterism/attestation';
+import { secondDummyVariant } from '@asterism/attestation/testing';
 import { CRD_DIR, libCrds, readChartCrds } from './crds.js';
 import { committedSchemaText, schemaText, valuesSchemas } from './schemas.js';
 
@@ -39,5 +41,26 @@ describe('values schemas', () => {
     };
     for (const [chart, schema] of valuesSchemas()) walk(schema, chart);
     assert.deepEqual(open, []);
+  });
+});
+
+describe('values schemas and the variant table', () => {
+  const variantEnums = () => {
+    const schemas = valuesSchemas();
+    const enumOf = (chart: string) => ((schemas.get(chart)!.properties as Record<string, { enum: string[] }>).attestationVariant!).enum;
+    return [enumOf('joinservice'), enumOf('verificationservice')];
+  };
+
+  it('attestationVariant offers exactly the variants of the table', () => {
+    for (const e of variantEnums()) assert.deepEqual(e, Variant.all().map(String));
+  });
+
+  it('a variant registered in the table (second-dummy, test-only) is offered without a change here', () => {
+    const unregister = registerVariant(secondDummyVariant);
+    try {
+      for (const e of variantEnums()) assert.ok(e.includes('second-dummy'));
+    } finally {
+      unregister();
+    }
   });
 });

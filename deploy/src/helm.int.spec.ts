@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { missingComponent } from '@asterism/testing';
-import { joinserviceValues, keyserviceValues, umbrellaValues } from './fixtures.js';
+import { joinserviceValues, keyserviceValues, umbrellaValues } from './chart-values.fixture.js';
 import { helm, helmMissing, preparedCharts, renderChart, withValuesFile, type K8sObject } from './helm.js';
 import { validateWithModels } from './validate.js';
 

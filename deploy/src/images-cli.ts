@@ -3,8 +3,8 @@
  * local container images (docs/adr/0018) into OCI archives plus `images.json`.
  */
 import { parseArgs } from 'node:util';
-import { binDir } from '@asterism/k8s-testenv';
 import { buildLocalImages, DEFAULT_IMAGE_DIR } from './images/index.js';
+import { defaultK8sBinDir } from './images/k8s-binaries.js';
 
 const USAGE = `Usage: images [--out <dir>] [--k8s-bin-dir <dir>] [name...]
 
@@ -14,7 +14,8 @@ busybox. Unchanged
 inputs are not rebuilt. Output: one OCI archive per image and images.json.
 
   --out <dir>          output folder (default ${DEFAULT_IMAGE_DIR})
-  --k8s-bin-dir <dir>  Kubernetes binaries (default: tools/k8s-testenv's build folder)
+  --k8s-bin-dir <dir>  Kubernetes binaries (default: $ASTERISM_K8S_BIN_DIR, else the test
+                       environment's build folder of the pinned version)
   -h, --help           this help`;
 
 const { values, positionals } = parseArgs({
@@ -27,7 +28,7 @@ if (values.help) {
 }
 try {
   const manifest = await buildLocalImages({
-    k8sBinDir: values['k8s-bin-dir'] ?? binDir(),
+    k8sBinDir: values['k8s-bin-dir'] ?? defaultK8sBinDir(),
     ...(values.out ? { outDir: values.out } : {}),
     ...(positionals.length ? { only: positionals } : {}),
     progress: (l) => process.stderr.write(`${l}\n`),

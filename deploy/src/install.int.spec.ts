@@ -26,7 +26,7 @@ import {
 import { adminGet } from '@asterism/k8s-controlplane';
 import { startTestControlPlane, testenvUnavailable, type TestControlPlane } from '@asterism/k8s-testenv';
 import { missingComponent } from '@asterism/testing';
-import { umbrellaValues } from './fixtures.js';
+import { umbrellaValues } from './chart-values.fixture.js';
 import { helm, helmMissing, helmOk, preparedCharts, parseManifests, withValuesFile, type K8sObject } from './helm.js';
 import { objectPath, strictDryRunApply, type AdminAccess } from './server-validate.js';
 

@@ -6,6 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { variantDescriptors } from '@asterism/attestation';
 import { REPO_ROOT } from './bundle.js';
 
 type Schema = Record<string, unknown>;
@@ -104,15 +105,17 @@ const podCommon = {
   image,
 };
 
-/** Every attestation variant of the project. */
-const VARIANTS = ['qemu-vtpm', 'qemu-tdx', 'aws-nitro-tpm', 'aws-sev-snp', 'azure-sev-snp', 'azure-tdx', 'azure-trustedlaunch', 'gcp-sev-es', 'gcp-sev-snp', 'dummy'];
+/** Every attestation variant of the variant table (libs/attestation; docs/adr/0035-variant-descriptor-table.md), in its order. */
+const variantNames = () => variantDescriptors().map((d) => d.variant.name);
 
-const joinservice = obj(
+/** Built on demand, so the variant list is the table's at that moment. */
+const joinservice = (): Schema =>
+  obj(
   {
     ...podCommon,
     csp: { enum: ['AWS', 'Azure', 'GCP', 'OpenStack', 'QEMU'], description: 'Cloud provider (--cloud-provider).' },
     attestationVariant: str('Attestation variant of joining nodes (required).', {
-      enum: VARIANTS,
+      enum: variantNames(),
     }),
     metadataUrl: str('QEMU metadata API base URL (--metadata-url); empty = default.', { pattern: '^(https?://.+)?$' }),
     identityBinding: { enum: ['strict', 'off', false], description: 'YAML 1.1 reads an unquoted off as false, which means off too. strict: disks bound to the attestation key and node name of their first join, names and control-plane role from the metadata source (--identity-binding, docs/adr/0008); off: the reference behaviour.' },
@@ -164,10 +167,11 @@ const nodePort = (description: string): Schema => int(description, { minimum: 30
 const { podSecurityContext: _podSc, securityContext: _sc, metricsPort: _mp, prometheusAnnotations: _pa, ...podBasics } = podCommon;
 // No security-context values: the template derives them from what the TPM needs (privileged only
 // for a device or configfs-tsm), so a values file cannot hand the pod more.
-const verificationservice = obj(
+const verificationservice = (): Schema =>
+  obj(
   {
     ...podBasics,
-    attestationVariant: str('Attestation variant of the nodes (required).', { enum: VARIANTS }),
+    attestationVariant: str('Attestation variant of the nodes (required).', { enum: variantNames() }),
     tpm: obj({
       kind: { enum: ['device', 'socket'], description: 'device: a TPM character device, the container runs privileged; socket: a swtpm Unix socket, no privilege and no capability.' },
       hostPath: str('Path of the TPM on the node, mounted at the same path in the container.', { pattern: '^/.+' }),
@@ -193,9 +197,9 @@ const umbrella = obj(
 /** Chart name -> schema. */
 export function valuesSchemas(): Map<string, Schema> {
   return new Map([
-    ['joinservice', joinservice],
+    ['joinservice', joinservice()],
     ['keyservice', keyservice],
-    ['verificationservice', verificationservice],
+    ['verificationservice', verificationservice()],
     ['asterism-services', umbrella],
   ]);
 }

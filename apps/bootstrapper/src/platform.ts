@@ -5,13 +5,12 @@
  * qemu-tdx has no TPM and marks RTMR2 through the TD's sysfs files, quoting via configfs-tsm.
  */
 import { join } from 'node:path';
-import { CONFIGFS_TSM_REPORT_DIR, ConfigfsTsmQuoteProvider, QemuTdxIssuer, type Issuer } from '@asterism/attestation';
+import { variantDescriptor, type Issuer } from '@asterism/attestation';
 import { CLUSTER_ID_RTMR, RtmrNodeMarker, SysfsRtmrDevice, TDX_MEASUREMENTS_DIR, TpmNodeMarker, type NodeMarker } from '@asterism/nodelock';
 import { parseCloudKind } from '@asterism/metadata';
 import type { BootstrapperConfig } from './flags.js';
 import type { MarkReader } from './node-condition.js';
-import type { NodeInterfaces } from './attestation/snp-issuers.js';
-import { firmwareEventLog, issuerFor } from './tpm/issuer-for.js';
+import { firmwareEventLog, issuerFor, tdIssuerFor, type NodeInterfaces } from './tpm/issuer-for.js';
 import { SharedTpm } from './tpm/tpm-opener.js';
 
 /** What the bootstrapper attests and marks with. */
@@ -41,11 +40,10 @@ export function nodeInterfaces(config: Pick<BootstrapperConfig, 'stateRoot' | 'm
  * run left behind.
  */
 export function nodePlatformFor(config: NodePlatformConfig, onLeftoversFlushed: (count: number) => void): NodePlatform {
-  const variant = config.variant.name;
-  if (variant === 'qemu-tdx') {
+  if (variantDescriptor(config.variant).platform === 'tdx') {
     const rtmrs = new SysfsRtmrDevice(join(config.stateRoot, TDX_MEASUREMENTS_DIR));
     return {
-      issuer: new QemuTdxIssuer(new ConfigfsTsmQuoteProvider(join(config.stateRoot, CONFIGFS_TSM_REPORT_DIR), undefined, { devicePath: join(config.stateRoot, 'dev/tdx_guest') })),
+      issuer: tdIssuerFor(config.variant, { stateRoot: config.stateRoot }),
       marker: new RtmrNodeMarker(async () => rtmrs),
       mark: { readMark: () => rtmrs.read(CLUSTER_ID_RTMR) },
       close: async () => undefined,

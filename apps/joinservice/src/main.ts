@@ -6,17 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  CachedTdxCollateralSource,
-  CollateralCache,
-  DEFAULT_ACCEPTED_TCB_STATUSES,
-  httpCertificateFetcher,
-  pcsCollateralFetcher,
-  registerAzureTdxValidator,
-  registerQemuTdxValidator,
-  validatorFromConfigJson,
-  type ValidatorDependencies,
-} from '@asterism/attestation';
+import { validatorFromConfigJson } from '@asterism/attestation';
 import { atlsServerCredentials } from '@asterism/atls';
 import {
   BootstrapTokenIssuer,
@@ -33,14 +23,11 @@ import {
   type KubeClients,
 } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
-import { AwsSdkCloudApi, cloudMetadata, parseCloudKind, QemuMetadataClient, QEMU_METADATA_BASE_URL, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
+import { cloudMetadata, parseCloudKind, QemuMetadataClient, QEMU_METADATA_BASE_URL, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { ConfigWatcher } from './attestation/config-watcher.js';
 import { UpdatableValidator } from './attestation/updatable-validator.js';
-import { CertCache } from './certcache/cert-cache.js';
-import { ConfigMapCollateralStore } from './certcache/collateral-store.js';
-import { HttpKdsChainSource } from './certcache/kds-client.js';
-import { CollateralCounts, SNP_VARIANTS, snpValidatorDependencies } from './certcache/snp-collateral.js';
+import { CollateralCounts } from './certcache/snp-collateral.js';
 import { parseFlags, USAGE, type JoinServiceConfig } from './flags.js';
 import { MetadataPeerDirectory } from './identity/peer-directory.js';
 import { KeyServiceClient } from './keyservice-client.js';
@@ -49,6 +36,7 @@ import { ClusterConfigurationSans, ControlPlaneFilesReader } from './kubernetes/
 import { KubeletCa } from './kubernetes/kubelet-ca.js';
 import { startJoinService, type JoinServiceOptions, type RunningJoinService } from './service.js';
 import { EmergencySshCa } from './ssh/emergency-ssh-ca.js';
+import { validatorDependencies } from './validator-sources.js';
 
 /** A startup step failed: logged, exit 1 (the reference's behaviour for every step). */
 class StartupError extends Error {}
@@ -115,7 +103,7 @@ async function main(): Promise<void> {
   try {
     const clients: KubeClients = await step(logger, 'creating Kubernetes client', () => (config.kubeconfig ? clientsFromKubeconfigFile(config.kubeconfig) : clientsInCluster()));
     const w: Wiring = { cfg: config, logger, clients, collateralCounts: new CollateralCounts() };
-    const deps = await validatorDependencies(w);
+    const deps = await validatorDependencies({ ...w, step: (what, fn) => step(logger, what, fn) });
     const attestationConfigPath = join(config.configDir, 'attestationConfig');
     const validator = await step(logger, `loading attestation config ${attestationConfigPath}`, () =>
       UpdatableValidator.create(attestationConfigPath, (json) => validatorFromConfigJson(json, config.variant, logger, deps), logger),
@@ -136,68 +124,6 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-}
-
-/** SEV-SNP certificate and collateral caches (SNP variants only). */
-async function snpDependencies({ cfg, clients, logger, collateralCounts }: Wiring): Promise<ValidatorDependencies['snp']> {
-  if (!SNP_VARIANTS.has(cfg.variant.name)) return undefined;
-  return step(logger, 'creating SEV-SNP certificate and collateral caches', () =>
-    snpValidatorDependencies({
-      variant: cfg.variant.name,
-      certCache: new CertCache(new ConfigMapStore(clients.core), new HttpKdsChainSource(cfg.amdKdsUrl), logger),
-      store: new ConfigMapCollateralStore(new ConfigMapStore(clients.core)),
-      metrics: collateralCounts,
-      logger,
-      offline: cfg.collateralOffline,
-      ...(cfg.amdKdsUrl ? { kdsBaseUrl: cfg.amdKdsUrl } : {}),
-      ...(cfg.snpUpcomingMinimumTcb ? { upcomingMinimumTcb: cfg.snpUpcomingMinimumTcb } : {}),
-    }),
-  );
-}
-
-/**
- * One TDX collateral cache for the process (it outlives config reloads): Intel PCS (or
- * `--intel-pcs-url`) fetches bounded by the handshake's deadline, shared per key, backed off on
- * failure, refreshed before "next update". Verified collateral is persisted in a ConfigMap, so
- * restarts and replicas reuse it. The validators get the operator's TCB status policy
- * (`--tdx-accepted-tcb-statuses`). TDX variants only.
- */
-async function registerTdxCollateral({ cfg, clients, logger, collateralCounts }: Wiring): Promise<void> {
-  if (cfg.variant.name !== 'qemu-tdx' && cfg.variant.name !== 'azure-tdx') return;
-  const tdxCache = new CollateralCache({
-    name: 'tdx-pcs',
-    fetch: pcsCollateralFetcher({
-      ...(cfg.intelPcsUrl ? { baseUrl: cfg.intelPcsUrl } : {}),
-      ...(cfg.intelRootCrlUrl ? { rootCrlUrl: cfg.intelRootCrlUrl } : {}),
-    }),
-    offline: cfg.collateralOffline,
-    store: new ConfigMapCollateralStore(new ConfigMapStore(clients.core)),
-    metrics: collateralCounts,
-    logger,
-  });
-  await step(logger, 'loading the TDX collateral cache', () => tdxCache.load());
-  const tdxCollateral = new CachedTdxCollateralSource(tdxCache);
-  const policy = cfg.tdxAcceptedTcbStatuses ? { acceptedTcbStatuses: cfg.tdxAcceptedTcbStatuses } : {};
-  logger.info('TDX TCB status policy', { accepted: cfg.tdxAcceptedTcbStatuses ?? [...DEFAULT_ACCEPTED_TCB_STATUSES], pcs: cfg.intelPcsUrl ?? 'Intel', offline: cfg.collateralOffline });
-  registerQemuTdxValidator(tdxCollateral, policy);
-  registerAzureTdxValidator(tdxCollateral, policy);
-}
-
-/**
- * The validators' outside sources. azure-trustedlaunch follows the AK certificate's CA Issuers
- * URLs for links the document lacks (chains still end in the configured root); gcp-sev-es asks
- * the Compute API with the node's service-account token; aws-nitro-tpm asks EC2 DescribeImages
- * (the SDK client of the AWS metadata provider; --cloud-api-url points it elsewhere, e.g. an EC2
- * emulator).
- */
-async function validatorDependencies(w: Wiring): Promise<ValidatorDependencies> {
-  const snp = await snpDependencies(w);
-  await registerTdxCollateral(w);
-  return {
-    azureTrustedLaunch: { fetchCertificate: httpCertificateFetcher() },
-    awsNitroTpm: { images: new AwsSdkCloudApi(w.cfg.cloudApiUrl ? { endpoint: w.cfg.cloudApiUrl } : {}) },
-    ...(snp ? { snp } : {}),
-  };
 }
 
 /** The ticket issuer's sources: API server endpoint, measurement salt, cluster CA, SSH CA, Kubernetes readers. */

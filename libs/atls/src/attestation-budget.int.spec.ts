@@ -21,9 +21,9 @@ import { after, describe, it } from 'node:test';
 import { DummyIssuer, DummyValidator, type AttestationLogger } from '@asterism/attestation';
 import { kms } from '@asterism/proto';
 import { createAtlsCertificate, generateAtlsKey } from './certificate.js';
-import { writeFigures } from './flood-fixtures.js';
+import { writeFigures } from './flood.fixture.js';
 import { atlsChannelCredentials, atlsServerCredentials, type AtlsServerOptions } from './index.js';
-import { getDataKey, startStubServer, type StubServer } from './test-fixtures.js';
+import { getDataKey, startStubServer, type StubServer } from './services.fixture.js';
 
 const ADDRESSES = Array.from({ length: 50 }, (_, i) => `127.0.0.${10 + i}`);
 const FLOOD_SECONDS = 6;

@@ -5,7 +5,7 @@ import { missingComponent } from '@asterism/testing';
 import { TPM_HT } from '@asterism/tpm';
 import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT, type Swtpm } from '@asterism/tpm/testing';
 import type { AtlsChannelOptions } from './channel-credentials.js';
-import { connectOnce, startFaultServer, type Fault } from './testing/fault-server.js';
+import { connectOnce, startFaultServer, type Fault } from './testing/fault-server.fixture.js';
 
 const skip = swtpmAvailable() ? false : missingComponent('swtpm', SWTPM_INSTALL_HINT);
 

@@ -4,8 +4,8 @@ import * as grpc from '@grpc/grpc-js';
 import { DummyIssuer, DummyValidator, Variant, type Issuer, type Validator } from '@asterism/attestation';
 import { kms } from '@asterism/proto';
 import { atlsChannelCredentials, AtlsError, type AtlsChannelOptions, type AtlsErrorCode } from './index.js';
-import { connectOnce, startFaultServer, type Fault } from './testing/fault-server.js';
-import { getDataKey } from './test-fixtures.js';
+import { connectOnce, startFaultServer, type Fault } from './testing/fault-server.fixture.js';
+import { getDataKey } from './services.fixture.js';
 
 // Fault injection for the client connector: a real loopback server resets, closes, stays silent
 // or sends a TLS alert in each phase of an aTLS connection, many times over. Every attempt must

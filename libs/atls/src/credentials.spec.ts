@@ -8,7 +8,7 @@ import { DummyIssuer, DummyValidator, type Validator } from '@asterism/attestati
 import { init, kms } from '@asterism/proto';
 import { createAtlsCertificate, generateAtlsKey, toPem, type AtlsKey } from './certificate.js';
 import { atlsChannelCredentials, atlsServerCredentials, type AtlsServerOptions, type AtlsChannelOptions } from './index.js';
-import { dummyValidatorAs, getDataKey, hangingValidator, initStream, startStubServer, TamperingIssuer, type StubServer } from './test-fixtures.js';
+import { dummyValidatorAs, getDataKey, hangingValidator, initStream, startStubServer, TamperingIssuer, type StubServer } from './services.fixture.js';
 
 const servers: StubServer[] = [];
 const clients: grpc.Client[] = [];

@@ -7,7 +7,7 @@ import { missingComponent } from '@asterism/testing';
 import { TPM_ALG } from '@asterism/tpm';
 import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT, type Swtpm } from '@asterism/tpm/testing';
 import { atlsChannelCredentials, atlsServerCredentials, ATLS_MAX_EVIDENCE_BYTES } from './index.js';
-import { getDataKey, startStubServer, type StubServer } from './test-fixtures.js';
+import { getDataKey, startStubServer, type StubServer } from './services.fixture.js';
 
 const skip = swtpmAvailable() ? false : missingComponent('swtpm', SWTPM_INSTALL_HINT);
 

@@ -4,7 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { DummyValidator, Variant, type Issuer } from '@asterism/attestation';
 import { kms } from '@asterism/proto';
 import { atlsChannelCredentials, atlsServerCredentials, ATLS_MAX_EVIDENCE_BYTES } from './index.js';
-import { getDataKey, startStubServer, type StubServer } from './test-fixtures.js';
+import { getDataKey, startStubServer, type StubServer } from './services.fixture.js';
 
 // Client evidence travels base64-encoded in a header. Node's default HTTP/2 header list limit
 // (64 KiB) refused anything over ~46 KiB with a bare REFUSED_STREAM; real event logs can be larger.

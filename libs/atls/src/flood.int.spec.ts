@@ -4,9 +4,9 @@ import * as grpc from '@grpc/grpc-js';
 import { DummyIssuer, DummyValidator } from '@asterism/attestation';
 import { init, kms } from '@asterism/proto';
 import { DEFAULT_ADMISSION_LIMITS } from './address-admission.js';
-import { counters, listenOverflows, retried, serverFigures, startAttacker, startSampler, timed, waitFor, writeFigures, type Attacker } from './flood-fixtures.js';
+import { counters, listenOverflows, retried, serverFigures, startAttacker, startSampler, timed, waitFor, writeFigures, type Attacker } from './flood.fixture.js';
 import { atlsChannelCredentials, atlsServerCredentials, type AtlsServerCredentials, type AtlsServerOptions } from './index.js';
-import { getDataKey, initStream, startStubServer, type Outcome, type StubServer } from './test-fixtures.js';
+import { getDataKey, initStream, startStubServer, type Outcome, type StubServer } from './services.fixture.js';
 
 // Bounded loopback flood (issue 15, docs/adr/0007-unauthenticated-abuse-limits.md). One address
 // (127.0.0.2) floods a client-attested server (the joinservice's credentials) and a

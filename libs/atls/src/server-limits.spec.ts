@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { DummyIssuer, DummyValidator, type Issuer } from '@asterism/attestation';
 import { kms } from '@asterism/proto';
 import { atlsChannelCredentials, atlsServerCredentials, type AtlsServerOptions } from './index.js';
-import { getDataKey, startStubServer, TamperingIssuer, type StubServer } from './test-fixtures.js';
+import { getDataKey, startStubServer, TamperingIssuer, type StubServer } from './services.fixture.js';
 
 const servers: StubServer[] = [];
 const sockets: tls.TLSSocket[] = [];

@@ -6,7 +6,7 @@ import * as x509 from '@peculiar/x509';
 import { DummyIssuer, DummyValidator } from '@asterism/attestation';
 import { AtlsError } from './errors.js';
 import { createAtlsCertificate } from './certificate.js';
-import { dummyValidatorAs, hangingValidator } from './test-fixtures.js';
+import { dummyValidatorAs, hangingValidator } from './services.fixture.js';
 import { parseAtlsCertificate, validateWithTimeout, verifyAtlsCertificate } from './verify.js';
 
 x509.cryptoProvider.set(webcrypto as never);

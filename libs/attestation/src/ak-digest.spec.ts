@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { attestationKeyDigest } from './ak-digest.js';
 import { AttestationError } from './errors.js';
-import { Variant } from './variant.js';
+import { Variant } from './variants/table.js';
 import { encodeDocument } from './vtpm/document.js';
 
 const VTPM = Variant.fromString('qemu-vtpm');

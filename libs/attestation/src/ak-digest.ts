@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
 import { AttestationError } from './errors.js';
-import type { Variant } from './variant.js';
+import type { VariantId } from './variant.js';
+import { variantDescriptor } from './variants/table.js';
 import { decodeDocument } from './vtpm/document.js';
-
-/** Variants whose document is not a vTPM document: they carry no attestation key. */
-const WITHOUT_AK = new Set(['dummy', 'qemu-tdx']);
 
 /**
  * The attestation-key digest of an accepted (or freshly issued) document: `sha256:<hex>` of the
@@ -16,8 +14,10 @@ const WITHOUT_AK = new Set(['dummy', 'qemu-tdx']);
  * nodes apart; the name check still applies). A document that cannot be read is
  * `DOCUMENT_MALFORMED`, one without an AK `AK_MISSING`.
  */
-export function attestationKeyDigest(variant: Variant, document: Uint8Array): string {
-  if (WITHOUT_AK.has(variant.name)) return `none:${variant.name}`;
+export function attestationKeyDigest(variant: VariantId, document: Uint8Array): string {
+  // Documents of insecure variants and of TDX variants without a vTPM carry no attestation key.
+  const d = variantDescriptor(variant);
+  if (d.insecure || d.platform === 'tdx') return `none:${variant.name}`;
   let akPub: Buffer | undefined;
   try {
     akPub = decodeDocument(document).attestation?.akPub;

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { registerValidator, validatorFromConfigJson, validatorVariants } from './choose.js';
-import { DummyIssuer } from './dummy.js';
+import { validatorFromConfigJson, validatorVariants } from './choose.js';
+import { dummyVariant } from './variants/dummy.js';
+import { registerVariant, Variant } from './variants/table.js';
+import { VariantId } from './variant.js';
+import { DummyIssuer } from './variants/dummy.js';
 import { AttestationError } from './errors.js';
 
 describe('validator choice', () => {
@@ -13,11 +16,11 @@ describe('validator choice', () => {
     assert.deepEqual(Buffer.from(await v.validate(doc, nonce)), Buffer.from('user'));
   });
 
-  it('names the variant and the available ones when no validator is registered', () => {
+  it('names the variant and the missing source when the process did not provide it', () => {
     assert.throws(
-      // azure-tdx registers only with a collateral source (registerAzureTdxValidator).
+      // azure-tdx needs the process's Intel PCS collateral source (deps.tdx).
       () => validatorFromConfigJson(`{"measurements":{},"qeSVN":0,"pceSVN":0,"teeTCBSVN":"latest","qeVendorID":"latest","xfam":"latest","intelRootKey":""}`, 'azure-tdx'),
-      (e: unknown) => e instanceof AttestationError && e.code === 'CONFIG_INVALID' && /azure-tdx/.test(e.message) && /dummy/.test(e.message),
+      (e: unknown) => e instanceof AttestationError && e.code === 'CONFIG_INVALID' && /azure-tdx/.test(e.message) && /intel-pcs/.test(e.message),
     );
   });
 
@@ -29,8 +32,9 @@ describe('validator choice', () => {
     }
   });
 
-  it('refuses to register an unknown variant', () => {
-    assert.throws(() => registerValidator('nope', () => { throw new Error('unused'); }), /unknown OID/);
+  it('refuses to register a variant whose name or OID is taken', () => {
+    assert.throws(() => registerVariant({ ...dummyVariant, variant: new VariantId('nope', Variant.fromString('dummy').oid) }), /clashes with dummy/);
+    assert.throws(() => registerVariant({ ...dummyVariant, variant: new VariantId('dummy', '1.3.9900.99.1') }), /clashes with dummy/);
     assert.ok(!validatorVariants().includes('nope'));
   });
 

@@ -1,4 +1,4 @@
-import type { Variant } from './variant.js';
+import type { VariantId as Variant } from './variant.js';
 
 /**
  * Produces an attestation document binding `userData` (for aTLS: sha256 of the TLS key's SPKI)

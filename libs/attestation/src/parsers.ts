@@ -4,9 +4,9 @@
  * (tools/fuzz): each of these may only throw an AttestationError. Product code imports the
  * main entry instead.
  */
-export { azureTdxTrustedKey, decodeAzureTdxInstanceInfo } from './azure/tdx.js';
+export { azureTdxTrustedKey, decodeAzureTdxInstanceInfo } from './variants/azure-tdx.js';
 export { parseTdxHclReport } from './azure/hcl-report.js';
-export { unmarshalAttestationConfig } from './config/attestation-config.js';
+export { unmarshalAttestationConfig } from './attestation-config.js';
 export { decodeMeasurementsJson, decodeMeasurementsYaml, encodeMeasurementsJson, encodeMeasurementsYaml } from './measurements/codec.js';
 export { decodeImageMeasurementsV2 } from './measurements/image-measurements.js';
 export { parseCertTable } from './snp/cert-table.js';

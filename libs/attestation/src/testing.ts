@@ -6,3 +6,5 @@ export { FakeConfigfsTsm, replayFirmware, type TsmFirmware } from './tsm/configf
 export { makeSyntheticPki, resignedCollateral, resignedQuote, type SyntheticPki } from './tdx/synthetic-pki.fixture.js';
 /** GCE platform events (PCR 0 and the event log) for gcp-sev-es tests on a TPM. */
 export { gceEventLog, measureGceEvents } from './gcp/platform-events.fixture.js';
+/** A test-only second dummy variant (its own OID) that tests register to show the apps pick a new variant up from the table. */
+export { secondDummyVariant } from './variants/second-dummy.fixture.js';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AttestationError } from './errors.js';
-import { cloudProviderFromString, Variant, variantsForProvider } from './variant.js';
+import { cloudProviderFromString } from './variant.js';
+import { Variant, variantsForProvider } from './variants/table.js';
 
 describe('Variant', () => {
   const table: Array<[string, string]> = [

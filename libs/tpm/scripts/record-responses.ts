@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TpmClient, TPM_ALG, type TpmTransport } from '../src/index.js';
-import { startSwtpm } from '../src/testing/swtpm.js';
+import { startSwtpm } from '../src/testing/swtpm.fixture.js';
 
 /** Wraps a transport and keeps (command code, response) pairs. */
 class RecordingTransport implements TpmTransport {

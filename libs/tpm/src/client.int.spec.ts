@@ -13,7 +13,7 @@ import { QuoteVerificationError, TpmResponseError } from './errors.js';
 import { publicKeyObject, publicName, type TpmtPublic } from './structures/public.js';
 import { encodePublic } from './structures/public.js';
 import { akTemplateEcc, akTemplateRsa } from './templates.js';
-import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT, tpm2ToolsAvailable, type Swtpm } from './testing/swtpm.js';
+import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT, tpm2ToolsAvailable, type Swtpm } from './testing/swtpm.fixture.js';
 import { verifyQuote } from './verify.js';
 
 const run = promisify(execFile);

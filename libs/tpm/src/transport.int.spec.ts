@@ -5,7 +5,7 @@ import { missingComponent } from '@asterism/testing';
 import { TpmClient } from './client.js';
 import { TPM_ALG } from './constants.js';
 import { TpmTransportError } from './errors.js';
-import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT } from './testing/swtpm.js';
+import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT } from './testing/swtpm.fixture.js';
 import { SocketTransport } from './transport.js';
 
 const skip = swtpmAvailable() ? false : missingComponent('swtpm', SWTPM_INSTALL_HINT);

@@ -18,7 +18,12 @@ import { FakeConfigfsTsm, replayFirmware } from '@asterism/attestation/testing';
 import { missingComponent, WORKSPACE_ROOT } from '@asterism/testing';
 import { akTemplateRsa, encodePublic } from '@asterism/tpm';
 import { startSwtpm, swtpmAvailable, tpm2ToolsAvailable, SWTPM_INSTALL_HINT, type Swtpm } from '@asterism/tpm/testing';
-import { snpIssuerFor } from './snp-issuers.js';
+import { Variant } from '@asterism/attestation';
+import type { TpmClient } from '@asterism/tpm';
+import { issuerFor, type NodeInterfaces } from '../tpm/issuer-for.js';
+
+/** The issuer the bootstrapper builds for an SEV-SNP variant (the variant table's issuer factory). */
+const snpIssuerFor = (variant: string, openTpm: () => Promise<TpmClient>, node: NodeInterfaces = { stateRoot: '/' }) => issuerFor(Variant.fromString(variant), openTpm, async () => Buffer.alloc(0), node);
 
 const skip = swtpmAvailable() && tpm2ToolsAvailable() ? false : missingComponent('swtpm + tpm2-tools', SWTPM_INSTALL_HINT);
 const run = promisify(execFile);

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { AsterismError } from '@asterism/errors';
+import { runCommand } from '@asterism/child-process';
+import { AsterismError, isAsterismError } from '@asterism/errors';
 
 /** cryptsetup failed or is missing. Messages carry cryptsetup's stderr, never key material. */
 export class CryptsetupError extends AsterismError<'CRYPTSETUP_MISSING' | 'CRYPTSETUP_FAILED' | 'WRONG_PASSPHRASE'> {}
@@ -14,29 +14,18 @@ export interface CryptsetupRun {
   stdin?: Uint8Array | string;
 }
 
-/** Runs cryptsetup; resolves stdout, rejects with CryptsetupError (stderr's last line). */
-export function runCryptsetup(run: CryptsetupRun, binary = 'cryptsetup'): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(binary, run.args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        err.code === 'ENOENT'
-          ? new CryptsetupError('CRYPTSETUP_MISSING', 'cryptsetup is not installed (Debian package cryptsetup-bin)')
-          : new CryptsetupError('CRYPTSETUP_FAILED', `running cryptsetup: ${err.message}`),
-      ),
-    );
-    child.on('close', (code) => {
-      if (code === 0) return resolve(stdout);
-      const what = run.args.find((a) => !a.startsWith('-')) ?? 'command';
-      // rc 2 = "No key available with this passphrase".
-      const codeName = code === 2 ? 'WRONG_PASSPHRASE' : 'CRYPTSETUP_FAILED';
-      reject(new CryptsetupError(codeName, `cryptsetup ${what} failed (exit ${code}): ${stderr.trim().split('\n').pop() ?? ''}`, { details: { exitCode: code } }));
-    });
-    child.stdin!.on('error', () => undefined);
-    child.stdin!.end(typeof run.stdin === 'string' ? run.stdin : Buffer.from(run.stdin ?? ''));
-  });
+/** Runs cryptsetup (runCommand of @asterism/child-process); resolves stdout, rejects with CryptsetupError (stderr's last line). */
+export async function runCryptsetup(run: CryptsetupRun, binary = 'cryptsetup'): Promise<string> {
+  let r;
+  try {
+    r = await runCommand(binary, run.args, { stdin: run.stdin ?? '' });
+  } catch (err) {
+    if (isAsterismError(err, 'COMMAND_NOT_STARTED') && err.details.errno === 'ENOENT') throw new CryptsetupError('CRYPTSETUP_MISSING', 'cryptsetup is not installed (Debian package cryptsetup-bin)');
+    throw new CryptsetupError('CRYPTSETUP_FAILED', `running cryptsetup: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`, { cause: err });
+  }
+  if (r.code === 0) return r.stdout;
+  const what = run.args.find((a) => !a.startsWith('-')) ?? 'command';
+  // rc 2 = "No key available with this passphrase".
+  const codeName = r.code === 2 ? 'WRONG_PASSPHRASE' : 'CRYPTSETUP_FAILED';
+  throw new CryptsetupError(codeName, `cryptsetup ${what} failed (exit ${r.code}): ${r.stderr.trim().split('\n').pop() ?? ''}`, { details: { exitCode: r.code } });
 }

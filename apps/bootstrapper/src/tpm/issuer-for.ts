@@ -1,13 +1,16 @@
 /**
- * The attestation issuer of a node for its variant (qemu-vtpm, the cloud vTPM variants of
- * docs/protocol/cloud-vtpm-variants.md, the SEV-SNP variants, azure-tdx, dummy), over the node's shared TPM
- * (qemu-tdx has no TPM: see ../platform.ts). The cloud variants
- * talk to their platform's metadata endpoints (link-local) when they issue, not before.
+ * The attestation issuer of a node for its variant, from the variant's descriptor
+ * (libs/attestation variants/table.ts; docs/adr/0035-variant-descriptor-table.md): over the node's
+ * shared TPM for the TPM variants; a TD's quote for the TDX variants without a TPM (../platform.ts).
+ * The cloud variants talk to their platform's metadata endpoints (link-local) when they issue,
+ * not before.
  */
 import { readFile } from 'node:fs/promises';
-import { AwsNitroTpmIssuer, AzureTdxIssuer, AzureTrustedLaunchIssuer, DummyIssuer, GcpSevEsIssuer, ImdsTdQuoteClient, QemuVtpmIssuer, type Issuer, type Variant } from '@asterism/attestation';
+import { variantDescriptor, variantDescriptors, type Issuer, type IssuerEnvironment, type Variant } from '@asterism/attestation';
 import type { TpmClient } from '@asterism/tpm';
-import { snpIssuerFor, type NodeInterfaces } from '../attestation/snp-issuers.js';
+
+/** Where a node's attestation interfaces are: its paths (under `--state-root`), its metadata service, configfs-tsm. */
+export type NodeInterfaces = Omit<IssuerEnvironment, 'openTpm' | 'eventLog'>;
 
 /** Where the kernel exposes the firmware's TCG event log. */
 export const FIRMWARE_EVENT_LOG_PATH = '/sys/kernel/security/tpm0/binary_bios_measurements';
@@ -17,33 +20,27 @@ export function firmwareEventLog(path = FIRMWARE_EVENT_LOG_PATH): () => Promise<
   return () => readFile(path).catch(() => Buffer.alloc(0));
 }
 
-function unsupported(message: string): never {
-  throw new Error(message);
+/** The variants whose issuer runs over a TPM in this build. */
+function tpmIssuerVariants(): string[] {
+  return variantDescriptors()
+    .filter((d) => d.platform === 'tpm' && d.issuer)
+    .map((d) => d.variant.name);
 }
 
 /**
- * The issuer for `variant`; an Error naming the supported variants for the others. `node` says
- * where the SNP and azure-tdx issuers find configfs-tsm (under the state root) and the instance
- * metadata service (THIM, the TD quote endpoint, GCE metadata).
+ * The TPM issuer for `variant`; an Error naming the variants that have one for the others. `node`
+ * says where the issuers find configfs-tsm (under the state root) and the instance metadata
+ * service (THIM, the TD quote endpoint, GCE metadata).
  */
 export function issuerFor(variant: Variant, openTpm: () => Promise<TpmClient>, eventLog: () => Promise<Buffer> = firmwareEventLog(), node: NodeInterfaces = { stateRoot: '/' }): Issuer {
-  switch (variant.name) {
-    case 'qemu-vtpm':
-      return new QemuVtpmIssuer(openTpm);
-    case 'azure-trustedlaunch':
-      return new AzureTrustedLaunchIssuer(openTpm, { eventLog });
-    case 'aws-nitro-tpm':
-      return new AwsNitroTpmIssuer(openTpm, undefined, eventLog);
-    case 'gcp-sev-es':
-      return new GcpSevEsIssuer(openTpm, undefined, eventLog);
-    case 'azure-tdx':
-      return new AzureTdxIssuer(openTpm, { eventLog, ...(node.metadataUrl ? { quotes: new ImdsTdQuoteClient(node.metadataUrl) } : {}) });
-    case 'dummy':
-      return new DummyIssuer();
-    default:
-      return (
-        snpIssuerFor(variant.name, openTpm, node) ??
-        unsupported(`attestation variant ${variant.name} has no TPM issuer in this build (qemu-vtpm, azure-trustedlaunch, aws-nitro-tpm, gcp-sev-es, azure-sev-snp, aws-sev-snp, gcp-sev-snp, azure-tdx, dummy)`)
-      );
-  }
+  const d = variantDescriptor(variant);
+  if (d.platform !== 'tpm' || !d.issuer) throw new Error(`attestation variant ${variant.name} has no TPM issuer in this build (${tpmIssuerVariants().join(', ')})`);
+  return d.issuer({ openTpm, eventLog, ...node });
+}
+
+/** The issuer of a TDX variant whose node has no TPM (the quote comes through configfs-tsm under the state root). */
+export function tdIssuerFor(variant: Variant, node: NodeInterfaces): Issuer {
+  const d = variantDescriptor(variant);
+  if (d.platform !== 'tdx' || !d.issuer) throw new Error(`attestation variant ${variant.name} is not a TDX variant without a TPM`);
+  return d.issuer({ openTpm: () => Promise.reject(new Error(`${variant.name} has no TPM`)), eventLog: async () => Buffer.alloc(0), ...node });
 }

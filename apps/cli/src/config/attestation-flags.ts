@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { unmarshalAttestationConfig, Variant, type AttestationConfig } from '@asterism/attestation';
+import { unmarshalAttestationConfig, Variant, variantDescriptor, type AttestationConfig } from '@asterism/attestation';
 import { UsageError } from '../usage.js';
 import type { CliConfig } from './cli-config.js';
 
@@ -11,7 +11,7 @@ export async function attestationConfig(values: { variant?: string | undefined; 
   const path = values['attestation-config'] ?? file.attestation?.configFile;
   if (!path) {
     const json = '{"measurements":{}}';
-    if (variant.name === 'dummy') return { ...unmarshalAttestationConfig(json, variant), json };
+    if (variantDescriptor(variant).insecure) return { ...unmarshalAttestationConfig(json, variant), json };
     throw new UsageError(`an attestation config with the expected measurements is required for ${variant.name} (--attestation-config)`);
   }
   const json = await readFile(path, 'utf8');

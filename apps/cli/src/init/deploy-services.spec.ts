@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { DEFAULT_CHART_DIR } from './chart-location.js';
-import { HelmServicesDeployer, ServicesDeployError, type ServicesDeployment } from './deploy-services.js';
+import { HelmServicesDeployer, ServicesDeployError, spawnHelm, type ServicesDeployment } from './deploy-services.js';
 
 const deployment = (extra: Partial<ServicesDeployment> = {}): ServicesDeployment => ({
   kubeconfigPath: join(mkdtempSync(join(tmpdir(), 'kc-')), 'admin.conf'),
@@ -82,5 +82,17 @@ describe('HelmServicesDeployer', () => {
     const d = new HelmServicesDeployer({ chartDir: DEFAULT_CHART_DIR, helm: h.helm, progress: () => undefined, writeJoinConfig: async () => Promise.reject(new Error('connection refused')) });
     await assert.rejects(d.deploy(deployment()), (e: unknown) => e instanceof ServicesDeployError && e.code === 'JOIN_CONFIG_FAILED');
     assert.equal(h.calls.length, 0);
+  });
+});
+
+describe('spawnHelm (the helm runner over runCommand of @asterism/child-process)', () => {
+  it('resolves with stdout and stderr interleaved; a failure names the exit code and the last lines', async () => {
+    assert.equal(await spawnHelm('sh', 10_000)(['-c', 'echo a; sleep 0.05; echo b >&2']), 'a\nb\n');
+    await assert.rejects(spawnHelm('sh', 10_000)(['-c', 'echo deploying; sleep 0.05; echo "Error: chart not found" >&2; exit 1']), /^Error: exit 1: deploying \| Error: chart not found$/);
+  });
+
+  it('a binary that cannot start and a run past the timeout are errors', async () => {
+    await assert.rejects(spawnHelm('/nonexistent/helm', 10_000)(['version']), /^Error: cannot run \/nonexistent\/helm: spawn \/nonexistent\/helm ENOENT$/);
+    await assert.rejects(spawnHelm('sleep', 50)(['5']), /^Error: exit null: $/);
   });
 });

@@ -6,7 +6,7 @@
  * Secret values reach Helm only through a 0600 values file in a private temp folder that is
  * removed afterwards; they are never on a command line or in an error.
  */
-import { spawn } from 'node:child_process';
+import { runCommand } from '@asterism/child-process';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -124,13 +124,14 @@ async function writeJoinConfig(d: ServicesDeployment): Promise<void> {
 
 /** The real helm binary; output is kept for the error (helm never sees a secret on its command line). */
 export function spawnHelm(binary: string, timeoutMs: number): HelmRunner {
-  return (args) =>
-    new Promise((resolve, reject) => {
-      const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-16_384)));
-      child.stderr.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-16_384)));
-      child.on('error', (err) => reject(new Error(`cannot run ${binary}: ${err.message}`)));
-      child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}: ${out.trim().split('\n').slice(-6).join(' | ')}`))));
-    });
+  return async (args) => {
+    let r;
+    try {
+      r = await runCommand(binary, args, { timeoutMs, stdoutLimit: 16_384, stderrLimit: 16_384, combinedLimit: 16_384 });
+    } catch (err) {
+      throw new Error(`cannot run ${binary}: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`, { cause: err });
+    }
+    if (r.code === 0) return r.output;
+    throw new Error(`exit ${r.code}: ${r.output.trim().split('\n').slice(-6).join(' | ')}`);
+  };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { defaultAttestationConfig, VARIANTS } from '@asterism/attestation';
+import { defaultAttestationConfig, Variant } from '@asterism/attestation';
 import { UsageError } from '../usage.js';
 import { buildCliValidator } from './cli-validator.js';
 import { CliValidatorError } from './errors.js';
@@ -9,7 +9,7 @@ import { validatorOptions } from './validator-flags.js';
 const NO_GOOGLE = { HOME: '/nonexistent' };
 
 describe('the CLI validator factory (init, verify, recover)', () => {
-  for (const variant of Object.keys(VARIANTS)) {
+  for (const variant of Variant.all().map(String)) {
     it(`${variant}: builds the variant's validator (no "no validator for attestation variant")`, async () => {
       const v = await buildCliValidator(defaultAttestationConfig(variant), { env: { GOOGLE_OAUTH_ACCESS_TOKEN: 'ya29.t' } });
       try {

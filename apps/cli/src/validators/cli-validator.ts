@@ -1,17 +1,18 @@
 /**
  * The one place the CLI builds validators (`asterism init`, `verify`, `recover`): the variant's
- * validator with the same outside sources the joinservice gives it (apps/joinservice/src/main.ts
- * `validatorDependencies`), adapted to an operator's machine:
- * - azure-trustedlaunch: the HTTP fetcher for the AK chain's "CA Issuers" links the document
- *   lacks (docs/protocol/cloud-vtpm-variants.md §2.3); chains still end in the configured root;
- * - aws-nitro-tpm: EC2 DescribeImages through the AWS SDK client of libs/metadata with the SDK's
+ * validator from the variant table (libs/attestation; docs/adr/0035-variant-descriptor-table.md)
+ * with the outside sources its descriptor names, built the way an operator's machine can
+ * (the joinservice builds the same kinds for a cluster: apps/joinservice/src/validator-sources.ts):
+ * - ak-ca-issuers: the HTTP fetcher for the AK chain's "CA Issuers" links the document lacks
+ *   (docs/protocol/cloud-vtpm-variants.md §2.3); chains still end in the configured root;
+ * - ec2-images: EC2 DescribeImages through the AWS SDK client of libs/metadata with the SDK's
  *   default credential chain (docs/adr/0023-cloud-vtpm-variants.md); `--cloud-api-url` overrides
  *   the endpoint;
- * - gcp-sev-es, gcp-sev-snp: the Compute API with the operator's Google credentials
+ * - gce-shielded-identity: the Compute API with the operator's Google credentials
  *   (./gcp-credentials.ts) instead of the node's metadata-server token;
- * - qemu-tdx, azure-tdx: Intel PCS collateral through a collateral cache, optionally kept in a
- *   directory and optionally offline (./tdx-validator.ts);
- * - every other variant: its built-in validator as registered in libs/attestation.
+ * - intel-pcs: Intel PCS collateral through a collateral cache, optionally kept in a directory and
+ *   optionally offline (./tdx-validator.ts);
+ * - amd-kds, maa: the validators' own defaults (AMD KDS and MAA online), with the run's clock.
  */
 import {
   ComputeShieldedIdentitySource,
@@ -19,13 +20,15 @@ import {
   httpCertificateFetcher,
   NOP_ATTESTATION_LOGGER,
   validatorFor,
+  variantDescriptor,
   type AttestationConfig,
   type ValidatorDependencies,
+  type ValidatorSourceKind,
   type Validator,
 } from '@asterism/attestation';
 import { RecordingTdxVerifier } from '../verify/tdx-report.js';
 import { gcpAccessTokenSource } from './gcp-credentials.js';
-import { tdxValidator, type TdxCollateralOptions } from './tdx-validator.js';
+import { tdxSources, type TdxCollateralOptions } from './tdx-validator.js';
 
 /** Public Compute API root (paths add `/compute/v1`). */
 const COMPUTE_API_ROOT = 'https://compute.googleapis.com';
@@ -47,56 +50,58 @@ export interface CliValidator {
   close(): Promise<void>;
 }
 
-/** Outside sources of one variant, and how to release them. */
-interface VariantSources {
+/** One built source: its part of the dependencies, the TDX recorder if it has one, and how to release it. */
+interface SourcePart {
   readonly deps: ValidatorDependencies;
-  readonly close: () => void;
+  readonly tdx?: RecordingTdxVerifier;
+  readonly close?: () => Promise<void> | void;
 }
 
-const NOTHING: VariantSources = { deps: {}, close: () => undefined };
+/** How this machine provides each kind of source. */
+const SOURCES: Readonly<Record<ValidatorSourceKind, (att: AttestationConfig, options: CliValidatorOptions) => Promise<SourcePart>>> = {
+  'ak-ca-issuers': async (_att, { clock }) => ({ deps: { azureTrustedLaunch: { fetchCertificate: httpCertificateFetcher(), ...(clock ? { clock } : {}) } } }),
+  'ec2-images': awsSources,
+  'gce-shielded-identity': async (att, options) => {
+    const token = await gcpAccessTokenSource(att.variant, options.env ?? process.env);
+    const root = computeRoot(options);
+    return { deps: { gcpSevEs: { identity: new ComputeShieldedIdentitySource(token, `${root}/compute/v1`) }, snp: { gceIdentity: new GceComputeShieldedIdentity(token, root) } } };
+  },
+  'amd-kds': async (_att, { clock }) => ({ deps: { snp: clock ? { now: clock } : {} } }),
+  maa: async () => ({ deps: {} }),
+  'intel-pcs': tdxSources,
+};
 
 /**
  * Builds the validator for `att`. Fails with CliValidatorError when the variant needs
  * credentials this machine does not have (gcp-sev-es, gcp-sev-snp), before any node is dialled.
  */
 export async function buildCliValidator(att: AttestationConfig, options: CliValidatorOptions = {}): Promise<CliValidator> {
-  if (att.variant === 'qemu-tdx' || att.variant === 'azure-tdx') return tdxValidator(att, options);
-  const sources = await variantSources(att.variant, options);
-  return {
-    validator: validatorFor(att, NOP_ATTESTATION_LOGGER, sources.deps),
-    tdx: new RecordingTdxVerifier(),
-    close: async () => sources.close(),
+  const parts: SourcePart[] = [];
+  const close = async () => {
+    for (const p of parts) await p.close?.();
   };
-}
-
-/** The dependencies `variant` needs from the operator's machine. */
-async function variantSources(variant: string, options: CliValidatorOptions): Promise<VariantSources> {
-  const clock = options.clock;
-  switch (variant) {
-    case 'azure-trustedlaunch':
-      return { deps: { azureTrustedLaunch: { fetchCertificate: httpCertificateFetcher(), ...(clock ? { clock } : {}) } }, close: () => undefined };
-    case 'aws-nitro-tpm':
-      return awsSources(options);
-    case 'gcp-sev-es': {
-      const token = await gcpAccessTokenSource(variant, options.env ?? process.env);
-      const identity = new ComputeShieldedIdentitySource(token, `${computeRoot(options)}/compute/v1`);
-      return { deps: { gcpSevEs: { identity } }, close: () => undefined };
-    }
-    case 'gcp-sev-snp': {
-      const token = await gcpAccessTokenSource(variant, options.env ?? process.env);
-      return { deps: { snp: { gceIdentity: new GceComputeShieldedIdentity(token, computeRoot(options)), ...(clock ? { now: clock } : {}) } }, close: () => undefined };
-    }
-    default:
-      return NOTHING;
+  try {
+    for (const kind of variantDescriptor(att.variant).sources) parts.push(await SOURCES[kind](att, options));
+    return { validator: validatorFor(att, NOP_ATTESTATION_LOGGER, mergeDependencies(parts)), tdx: parts.find((p) => p.tdx)?.tdx ?? new RecordingTdxVerifier(), close };
+  } catch (err) {
+    await close();
+    throw err;
   }
 }
 
+/** The parts' dependencies in one object (parts of one slot, e.g. `snp`, are combined). */
+function mergeDependencies(parts: readonly SourcePart[]): ValidatorDependencies {
+  const out: Record<string, object> = {};
+  for (const { deps } of parts) for (const [slot, value] of Object.entries(deps)) out[slot] = { ...out[slot], ...(value as object) };
+  return out as ValidatorDependencies;
+}
+
 /**
- * EC2 DescribeImages through the AWS SDK (loaded only for this variant: the SDK clients take a
+ * EC2 DescribeImages through the AWS SDK (loaded only for this source: the SDK clients take a
  * noticeable time to import). Credentials: the SDK's default chain (AWS_* variables, shared
  * config and SSO, or an instance role).
  */
-async function awsSources(options: CliValidatorOptions): Promise<VariantSources> {
+async function awsSources(_att: AttestationConfig, options: CliValidatorOptions): Promise<SourcePart> {
   const { AwsSdkCloudApi } = await import('@asterism/metadata');
   const images = new AwsSdkCloudApi(options.cloudApiUrl ? { endpoint: options.cloudApiUrl } : {});
   return { deps: { awsNitroTpm: { images } }, close: () => images.destroy() };

@@ -1,16 +1,4 @@
-import {
-  AzureTdxValidator,
-  CachedTdxCollateralSource,
-  CollateralCache,
-  DcapVerifier,
-  INTEL_SGX_ROOT_CA_PEM,
-  pcsCollateralFetcher,
-  QemuTdxValidator,
-  type AttestationConfig,
-  type AzureTdxConfig,
-  type PcsFetcherOptions,
-  type Validator,
-} from '@asterism/attestation';
+import { CachedTdxCollateralSource, CollateralCache, DcapVerifier, INTEL_SGX_ROOT_CA_PEM, pcsCollateralFetcher, type AttestationConfig, type PcsFetcherOptions, type ValidatorDependencies } from '@asterism/attestation';
 import { RecordingTdxVerifier } from '../verify/tdx-report.js';
 import { FileCollateralStore } from './file-collateral-store.js';
 
@@ -28,22 +16,24 @@ export interface TdxCollateralOptions {
   readonly clock?: () => Date;
 }
 
-/** A TDX validator with the verifier that records the DCAP outcome, and its cleanup. */
-export interface TdxValidatorParts {
-  readonly validator: Validator;
+/** The `intel-pcs` source of a CLI run: the TDX validators' dependencies, the verifier that records the DCAP outcome, and its cleanup. */
+export interface TdxSourceParts {
+  readonly deps: ValidatorDependencies;
   readonly tdx: RecordingTdxVerifier;
   /** Waits for collateral still being written to `collateralDir`, stops background fetches. */
   close(): Promise<void>;
 }
 
 /**
- * The qemu-tdx / azure-tdx validator of a one-shot CLI run (docs/protocol/tdx-dcap.md): DCAP
- * collateral from Intel PCS through a collateral cache (docs/collateral.md) that is optionally
- * backed by a directory and optionally offline; no background retries (the run is short).
- * Both the collateral and the quote are verified against the same root.
+ * The Intel PCS source of the TDX validators (qemu-tdx, azure-tdx) for a one-shot CLI run
+ * (docs/protocol/tdx-dcap.md): DCAP collateral from Intel PCS through a collateral cache
+ * (docs/collateral.md) that is optionally backed by a directory and optionally offline; no
+ * background retries (the run is short). Both the collateral and the quote are verified against
+ * the same root: `--intel-root`, else the config's `intelRootKey` (azure-tdx), else the embedded one.
  */
-export async function tdxValidator(att: AttestationConfig, options: TdxCollateralOptions): Promise<TdxValidatorParts> {
-  const root = options.intelRoot ?? (att.variant === 'azure-tdx' ? (att as AzureTdxConfig).intelRootKey : null) ?? INTEL_SGX_ROOT_CA_PEM;
+export async function tdxSources(att: AttestationConfig, options: TdxCollateralOptions): Promise<TdxSourceParts> {
+  const configured = 'intelRootKey' in att ? att.intelRootKey : null;
+  const root = options.intelRoot ?? configured ?? INTEL_SGX_ROOT_CA_PEM;
   const clock = options.clock;
   const cache = new CollateralCache({
     name: 'tdx-pcs',
@@ -56,10 +46,8 @@ export async function tdxValidator(att: AttestationConfig, options: TdxCollatera
   await cache.load();
   const collateral = new CachedTdxCollateralSource(cache, root);
   const tdx = new RecordingTdxVerifier(new DcapVerifier({ trustedRoot: root }));
-  const common = { collateral, verifier: tdx, ...(clock ? { clock } : {}) };
-  const validator = att.variant === 'azure-tdx' ? new AzureTdxValidator({ config: att as AzureTdxConfig, ...common }) : new QemuTdxValidator({ measurements: att.measurements, ...common });
   return {
-    validator,
+    deps: { tdx: { collateral, verifier: tdx, ...(clock ? { clock } : {}) } },
     tdx,
     close: async () => {
       await cache.flush();

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { tdMeasurements, TDX_INDEX_CLUSTER_ID, type Validator } from '@asterism/attestation';
+import { tdMeasurements, TDX_INDEX_CLUSTER_ID, variantDescriptor, type Validator } from '@asterism/attestation';
 import { generateNonce } from '@asterism/crypto';
 import { AsterismError } from '@asterism/errors';
 import { RecordingValidator } from './recording-validator.js';
@@ -82,21 +82,23 @@ export async function verifyRunningNode(source: AttestationSource, validator: Va
   } catch (err) {
     attestation = { ok: false, error: err as Error };
   }
-  const body = validator.variant.name === 'qemu-tdx' ? tdBodyOf(document) : undefined;
+  const body = variantDescriptor(validator.variant).platform === 'tdx' ? tdBodyOf(document) : undefined;
   const td = body ? tdMeasurements(body) : undefined;
   const clusterId = opts.clusterId ? checkClusterId(opts.clusterId, recorder.pcrs, td, validator) : undefined;
   return { endpoint: opts.endpoint, document, pcrs: recorder.pcrs, tdMeasurements: td, attestation, clusterId, accepted: attestation.ok && (clusterId?.ok ?? true) };
 }
 
 /**
- * Compares the node's mark register with the value the cluster ID gives: RTMR2 on qemu-tdx, PCR 15
- * on every vTPM variant (azure-tdx included). A document without the register counts as missing.
+ * Compares the node's mark register with the value the cluster ID gives: RTMR2 on a TD without a
+ * TPM (qemu-tdx), PCR 15 on every vTPM variant (azure-tdx included). A document without the
+ * register counts as missing; an insecure variant (dummy) has no register.
  */
 function checkClusterId(id: Buffer, pcrs: Map<number, Buffer> | undefined, td: Map<number, Buffer> | undefined, validator: Validator): ClusterIdCheck {
   const variant = validator.variant.name;
-  if (variant === 'dummy') throw new VerifyNodeError('CLUSTER_ID_UNSUPPORTED', `--cluster-id needs a TPM variant (PCR 15) or qemu-tdx (RTMR2); ${variant} has neither`);
+  const d = variantDescriptor(validator.variant);
+  if (d.insecure) throw new VerifyNodeError('CLUSTER_ID_UNSUPPORTED', `--cluster-id needs a TPM variant (PCR 15) or qemu-tdx (RTMR2); ${variant} has neither`);
   const [register, expected, actual]: [ClusterIdRegister, Buffer, Buffer | undefined] =
-    variant === 'qemu-tdx' ? ['RTMR2', clusterIdRtmr(id), td?.get(TDX_INDEX_CLUSTER_ID)] : ['PCR 15', clusterIdPcr(id), pcrs?.get(CLUSTER_ID_PCR)];
+    d.platform === 'tdx' ? ['RTMR2', clusterIdRtmr(id), td?.get(TDX_INDEX_CLUSTER_ID)] : ['PCR 15', clusterIdPcr(id), pcrs?.get(CLUSTER_ID_PCR)];
   const actualHex = actual && actual.length > 0 ? actual.toString('hex') : null;
   return { register, expected: expected.toString('hex'), actual: actualHex, ok: actualHex === expected.toString('hex') };
 }

@@ -1,5 +1,5 @@
 import type { AttestationConfig } from '@asterism/attestation';
-import { Measurements, PCR_INDEX_CLUSTER_ID, TDX_INDEX_CLUSTER_ID } from '@asterism/attestation';
+import { Measurements, PCR_INDEX_CLUSTER_ID, TDX_INDEX_CLUSTER_ID, variantDescriptor } from '@asterism/attestation';
 import { EXIT } from '../usage.js';
 import type { CliValidator } from '../validators/cli-validator.js';
 import { GrpcAttestationSource } from './grpc-attestation-source.js';
@@ -52,7 +52,7 @@ export function renderRunningNode(result: RunningNodeResult, att: AttestationCon
  * not the zero the attestation config demands of a node that is still to be initialised or joined.
  */
 export function runningNodeConfig(att: AttestationConfig): AttestationConfig {
-  const markIndex = att.variant === 'qemu-tdx' ? TDX_INDEX_CLUSTER_ID : PCR_INDEX_CLUSTER_ID;
+  const markIndex = variantDescriptor(att.variant).platform === 'tdx' ? TDX_INDEX_CLUSTER_ID : PCR_INDEX_CLUSTER_ID;
   if (!att.measurements.has(markIndex)) return att;
   const measurements = Measurements.of([...att.measurements].filter(([index]) => index !== markIndex));
   return { ...att, measurements };

@@ -4,7 +4,7 @@
  * the test-only `dummy`).
  */
 import { parseArgs } from 'node:util';
-import { VARIANTS } from '@asterism/attestation';
+import { variantDescriptors } from '@asterism/attestation';
 import { EXIT, UsageError } from '../usage.js';
 import { buildInfo, type BuildInfo } from './build-info.js';
 import { supportedKubernetesVersions } from './kubernetes-versions.js';
@@ -24,10 +24,11 @@ export interface VersionReport extends BuildInfo {
   attestationVariants: string[];
 }
 
-/** Attestation variants a user can choose (every variant of libs/attestation but `dummy`). */
+/** Attestation variants a user can choose (every variant of the variant table but the insecure `dummy`). */
 export function attestationVariants(): string[] {
-  return Object.keys(VARIANTS)
-    .filter((v) => v !== 'dummy')
+  return variantDescriptors()
+    .filter((d) => !d.insecure)
+    .map((d) => d.variant.name)
     .sort();
 }
 

@@ -31,7 +31,7 @@ describe('sev-snp-cert-cache on a real kube-apiserver', { skip }, () => {
   const kds: KdsChainSource = { certChain: async (signer) => (kdsCalls.push(signer), testdata('snp/certchain.pem')) };
   const deps = (offline: boolean) =>
     snpValidatorDependencies({
-      variant: 'azure-sev-snp',
+      signer: 'vcek',
       certCache: new CertCache(store, kds, logger),
       store: new MemoryCollateralStore(),
       metrics: new CollateralCounts(),

@@ -4,7 +4,8 @@ import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { createNopLogger } from '@asterism/logger';
 import { WORKSPACE_ROOT } from '@asterism/testing';
-import { CertCache, CertCacheError, certCacheSignerFor, splitKdsChain, type CertCacheStore, type KdsChainSource } from './cert-cache.js';
+import { variantDescriptor } from '@asterism/attestation';
+import { CertCache, CertCacheError, splitKdsChain, type CertCacheStore, type KdsChainSource } from './cert-cache.js';
 
 const testdata = resolve(WORKSPACE_ROOT, 'testdata');
 const ARK = readFileSync(resolve(testdata, 'amd/milan-ark.pem'), 'utf8');
@@ -103,10 +104,10 @@ describe('CertCache (TestCreateCertChainCache)', () => {
     });
   }
 
-  it('knows which variants need a cache', () => {
-    assert.equal(certCacheSignerFor('azure-sev-snp'), 'vcek');
-    assert.equal(certCacheSignerFor('aws-sev-snp'), 'vlek');
-    assert.equal(certCacheSignerFor('qemu-vtpm'), null);
+  it('knows which variants need a cache (their descriptors\' amdSigner)', () => {
+    assert.equal(variantDescriptor('azure-sev-snp').amdSigner, 'vcek');
+    assert.equal(variantDescriptor('aws-sev-snp').amdSigner, 'vlek');
+    assert.equal(variantDescriptor('qemu-vtpm').amdSigner, undefined);
   });
 
   it('splits the real KDS chains by subject', () => {

@@ -27,13 +27,6 @@ export interface KdsChainSource {
   certChain(signer: 'vcek' | 'vlek'): Promise<string>;
 }
 
-/** Which cache a variant needs: Azure SNP (VCEK chain) and AWS SNP (VLEK chain); others none. */
-export function certCacheSignerFor(variant: string): 'vcek' | 'vlek' | null {
-  if (variant === 'azure-sev-snp') return 'vcek';
-  if (variant === 'aws-sev-snp') return 'vlek';
-  return null;
-}
-
 function pemBlocks(text: string): string[] {
   return [...text.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g)].map((m) => `${m[0]}\n`);
 }

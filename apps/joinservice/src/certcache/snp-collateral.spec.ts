@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { MemoryCollateralStore, SnpCollateral } from '@asterism/attestation';
+import { MemoryCollateralStore, SnpCollateral, variantDescriptor } from '@asterism/attestation';
+import type { KubeClients } from '@asterism/k8s';
 import { createLogger } from '@asterism/logger';
 import { CertCacheError, type AmdCertChain } from './cert-cache.js';
+import { parseFlags } from '../flags.js';
+import { buildSource } from '../validator-sources.js';
 import { CollateralCounts, snpValidatorDependencies } from './snp-collateral.js';
 
 const ASK = '-----BEGIN CERTIFICATE-----\nASK\n-----END CERTIFICATE-----\n';
@@ -13,7 +16,7 @@ function sources(variant: string, load: (signer: 'vcek' | 'vlek') => Promise<Amd
   return {
     calls,
     s: {
-      variant,
+      ...(variantDescriptor(variant).amdSigner ? { signer: variantDescriptor(variant).amdSigner } : {}),
       certCache: {
         load: (signer: 'vcek' | 'vlek') => (calls.push(signer), load(signer)),
         // The ConfigMap as it is, without KDS (what load() would return when it needs no fetch).
@@ -25,6 +28,19 @@ function sources(variant: string, load: (signer: 'vcek' | 'vlek') => Promise<Amd
       offline,
     },
   };
+}
+
+/**
+ * What the joinservice hands an SNP validator: the KDS part (`amd-kds`, snpValidatorDependencies)
+ * plus the other sources the variant's descriptor names (`maa`, `gce-shielded-identity`).
+ */
+async function snpDependencies(variant: string, s: Parameters<typeof snpValidatorDependencies>[0]) {
+  const kds = await snpValidatorDependencies(s);
+  const w = { cfg: parseFlags(['--cloud-provider', 'qemu', '--attestation-variant', variant])!, logger: s.logger, clients: {} as KubeClients, collateralCounts: new CollateralCounts(), step: async <T>(_w: string, fn: () => Promise<T> | T) => fn() };
+  const others = variantDescriptor(variant).sources.filter((k) => k !== 'amd-kds');
+  let snp = kds;
+  for (const kind of others) snp = { ...snp, ...(await buildSource(kind, w)).snp };
+  return snp;
 }
 
 describe('snpValidatorDependencies', () => {
@@ -47,7 +63,7 @@ describe('snpValidatorDependencies', () => {
   for (const c of cases) {
     it(c.name, async () => {
       const { s, calls } = sources(c.variant, c.load, c.offline);
-      const deps = await snpValidatorDependencies(s);
+      const deps = await snpDependencies(c.variant, s);
       assert.ok(deps.collateral instanceof SnpCollateral);
       deps.collateral.close();
       assert.deepEqual(calls, c.signers);

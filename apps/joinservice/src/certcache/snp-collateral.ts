@@ -1,7 +1,4 @@
 import {
-  GceComputeShieldedIdentity,
-  GceMetadataClient,
-  JwksMaaTokenVerifier,
   SnpCollateral,
   type CollateralFetchOutcome,
   type CollateralLookupOutcome,
@@ -13,10 +10,6 @@ import {
 } from '@asterism/attestation';
 import type { Logger } from '@asterism/logger';
 import { CertCacheError, type CertCache } from './cert-cache.js';
-import { certCacheSignerFor } from './cert-cache.js';
-
-/** SEV-SNP variants whose validators take {@link SnpValidatorDependencies}. */
-export const SNP_VARIANTS: ReadonlySet<string> = new Set(['aws-sev-snp', 'azure-sev-snp', 'gcp-sev-snp']);
 
 /**
  * Collateral lookups and fetches counted by cache and outcome; the joinservice exposes them as
@@ -47,7 +40,8 @@ function bump(m: Map<string, number>, k: string): void {
 
 /** What {@link snpValidatorDependencies} needs from the joinservice. */
 export interface SnpDependencySources {
-  readonly variant: string;
+  /** Which KDS chain the certificate cache keeps (the variant descriptor's `amdSigner`); none = no cache. */
+  readonly signer?: 'vcek' | 'vlek';
   readonly certCache: Pick<CertCache, 'load' | 'cached'>;
   readonly store: CollateralStore;
   readonly metrics: CollateralMetrics & Pick<CollateralCounts, 'risk'>;
@@ -64,8 +58,8 @@ export interface SnpDependencySources {
 /**
  * The process-wide dependencies of the SNP validators: one KDS collateral cache (VCEKs by chip id
  * and TCB, ASK/ASVK chains) persisted in ConfigMaps, the ASK/ASVK of the `sev-snp-cert-cache`
- * ConfigMap as signing keys known without KDS, for azure-sev-snp the MAA token verifier
- * (MAAFallback) and for gcp-sev-snp the GCE shielded-identity source. An unreachable KDS at start-up is a warning, not a failure: collateral seen before is
+ * ConfigMap as signing keys known without KDS (the `amd-kds` source of ../validator-sources.ts;
+ * MAA and the GCE identity are sources of their own). An unreachable KDS at start-up is a warning, not a failure: collateral seen before is
  * persisted, and anything else is fetched (bounded by the handshake) when a node needs it.
  */
 export async function snpValidatorDependencies(s: SnpDependencySources): Promise<SnpValidatorDependencies> {
@@ -79,13 +73,7 @@ export async function snpValidatorDependencies(s: SnpDependencySources): Promise
   const loaded = await collateral.load();
   s.logger.info('SEV-SNP collateral cache loaded', { records: loaded, offline: s.offline });
   const cachedSigningKeys = await signingKeysFromCertCache(s);
-  const deps: { -readonly [K in keyof SnpValidatorDependencies]: SnpValidatorDependencies[K] } = { collateral, cachedSigningKeys, warnings: refusalWarnings(s) };
-  if (s.variant === 'azure-sev-snp') deps.maa = new JwksMaaTokenVerifier();
-  if (s.variant === 'gcp-sev-snp') {
-    const metadata = new GceMetadataClient();
-    deps.gceIdentity = new GceComputeShieldedIdentity((signal) => metadata.accessToken(signal));
-  }
-  return deps;
+  return { collateral, cachedSigningKeys, warnings: refusalWarnings(s) };
 }
 
 /** Early refusal warnings: counted on every validation, logged once per distinct finding. */
@@ -109,7 +97,7 @@ function refusalWarnings(s: SnpDependencySources): SnpWarningOptions {
  * from the ConfigMap as it is (never fetched, never written).
  */
 async function signingKeysFromCertCache(s: SnpDependencySources): Promise<string[]> {
-  const signer = certCacheSignerFor(s.variant);
+  const signer = s.signer;
   if (!signer) return [];
   if (s.offline) {
     const chain = await s.certCache.cached();

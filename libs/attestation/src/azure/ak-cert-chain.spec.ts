@@ -5,7 +5,7 @@ import { describe, it, before } from 'node:test';
 import { AttestationError } from '../errors.js';
 import { makeAkCert, makeCa, makeRoot, type Issued } from './ak-pki.fixture.js';
 import { caIssuerUrls, verifyAkCertificateChain, type AkChainInput } from './ak-cert-chain.js';
-import { defaultTrustedLaunchRoots } from './trustedlaunch.js';
+import { defaultTrustedLaunchRoots } from '../variants/azure-trustedlaunch.js';
 
 const DAY = 24 * 3600_000;
 const NOW = new Date();

@@ -17,24 +17,18 @@ import { NOP_ATTESTATION_LOGGER, type AttestationLogger } from '../interfaces.js
 import { CollateralError } from './errors.js';
 import {
   NOP_COLLATERAL_METRICS,
+  type CollateralEntry,
   type CollateralFetcher,
   type CollateralMetrics,
   type CollateralStore,
   type CollateralVerifier,
-  type StoredCollateral,
 } from './ports.js';
 import { TokenBucket } from './rate-limiter.js';
 import { raceAbort } from './race-abort.js';
 import { CollateralView } from './view.js';
 import { DEFAULT_RETRY_POLICY, FailureTable, type RetryPolicy } from './retry-state.js';
 
-/** Where a record came from. Configured records win over every other source. */
-export type CollateralSource = 'configured' | 'stored' | 'provided' | 'fetched';
-
-/** A raw record in memory. */
-export interface CollateralEntry extends StoredCollateral {
-  readonly source: CollateralSource;
-}
+export type { CollateralEntry, CollateralSource } from './ports.js';
 
 /** Options of {@link CollateralCache}. */
 export interface CollateralCacheOptions {

@@ -65,3 +65,11 @@ export interface VerifiedCollateral<V> {
  * for the same key. Throwing rejects the record.
  */
 export type CollateralVerifier<V> = (key: string, payload: Uint8Array, now: number) => VerifiedCollateral<V> | Promise<VerifiedCollateral<V>>;
+
+/** Where a record came from. Configured records win over every other source. */
+export type CollateralSource = 'configured' | 'stored' | 'provided' | 'fetched';
+
+/** A raw record in memory. */
+export interface CollateralEntry extends StoredCollateral {
+  readonly source: CollateralSource;
+}

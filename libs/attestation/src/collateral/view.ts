@@ -1,7 +1,18 @@
 /** One verifier's view of a collateral cache (docs/collateral.md): records verified before first use. */
-import type { CollateralCache, CollateralEntry } from './cache.js';
 import { CollateralError } from './errors.js';
-import type { CollateralVerifier, VerifiedCollateral } from './ports.js';
+import type { CollateralEntry, CollateralVerifier, VerifiedCollateral } from './ports.js';
+
+/** What a view needs from its cache (CollateralCache, cache.ts): declared here so the view does not import the cache. */
+export interface CollateralViewHost {
+  readonly name: string;
+  now(): number;
+  entry(key: string): CollateralEntry | undefined;
+  discard(entry: CollateralEntry): void;
+  accept(key: string, payload: Uint8Array, source: 'provided' | 'fetched'): CollateralEntry;
+  countLookup(outcome: 'hit' | 'miss'): void;
+  refresh<V>(key: string, view: CollateralView<V>): void;
+  fetchFor<V>(key: string, view: CollateralView<V>, signal: AbortSignal | undefined, expiredAt?: number): Promise<CollateralEntry>;
+}
 
 /**
  * The cache seen through one verifier. Verified values are memoised per raw record, so a warm
@@ -11,7 +22,7 @@ export class CollateralView<V> {
   readonly #verified = new Map<string, { entry: CollateralEntry | null; payload: Uint8Array; result: VerifiedCollateral<V> }>();
 
   constructor(
-    readonly cache: CollateralCache,
+    readonly cache: CollateralViewHost,
     private readonly verify: CollateralVerifier<V>,
   ) {}
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CloudProvider } from '../variant.js';
-import { defaultsFor, enterpriseQemuVtpmMeasurements } from './defaults.js';
-import { applyOverrides } from './overrides.js';
+import { applyImageOverrides as applyOverrides, defaultsFor } from '../measurement-defaults.js';
+import { enterpriseQemuVtpmMeasurements } from './defaults.js';
 import { AttestationError } from '../errors.js';
 import { withAllBytes } from './measurement.js';
 import { Measurements } from './measurements.js';

@@ -1,10 +1,10 @@
 /**
- * Default expected measurements per (CSP, variant) (docs/protocol/measurements.md `DefaultsFor`). Asterism ships
- * the reference's OSS values: placeholders where an image-specific value belongs, zeros where
- * the value is known (notably PCR 15 / the TDX cluster-ID register, which must still be zero on
- * a node that has not been initialized).
+ * The templates of the default expected measurements (docs/protocol/measurements.md `DefaultsFor`);
+ * each variant's descriptor names its template and `defaultsFor` (../measurement-defaults.ts)
+ * picks it by (CSP, variant). Asterism ships the reference's OSS values: placeholders where an
+ * image-specific value belongs, zeros where the value is known (notably PCR 15 / the TDX
+ * cluster-ID register, which must still be zero on a node that has not been initialized).
  */
-import { type CloudProvider, type VariantName } from '../variant.js';
 import {
   PCR_INDEX_CLUSTER_ID,
   PCR_MEASUREMENT_LENGTH,
@@ -17,7 +17,7 @@ import {
 import { Measurements } from './measurements.js';
 
 /** The vTPM template: PCRs 4, 9, 12 image-specific; 8, 11, 13 and 15 zero; all enforced. */
-function vtpmDefaults(): Measurements {
+export function vtpmDefaults(): Measurements {
   const ph = () => placeHolderMeasurement(PCR_MEASUREMENT_LENGTH);
   const zero = () => withAllBytes(0x00, 'Enforce', PCR_MEASUREMENT_LENGTH);
   return Measurements.of([
@@ -32,7 +32,7 @@ function vtpmDefaults(): Measurements {
 }
 
 /** QEMU TDX: MRTD and RTMR0/1/3 image-specific, RTMR2 (cluster ID) zero; 48-byte values. */
-function qemuTdxDefaults(): Measurements {
+export function qemuTdxDefaults(): Measurements {
   const ph = () => placeHolderMeasurement(TDX_MEASUREMENT_LENGTH);
   return Measurements.of([
     [0, ph()],
@@ -41,24 +41,6 @@ function qemuTdxDefaults(): Measurements {
     [TDX_INDEX_CLUSTER_ID, withAllBytes(0x00, 'Enforce', TDX_MEASUREMENT_LENGTH)],
     [4, ph()],
   ]);
-}
-
-/** Which (provider, variant) pairs have defaults; anything else has none (an empty map). */
-const DEFAULTS: Partial<Record<CloudProvider, Partial<Record<VariantName, () => Measurements>>>> = {
-  AWS: { 'aws-nitro-tpm': vtpmDefaults, 'aws-sev-snp': vtpmDefaults },
-  Azure: { 'azure-sev-snp': vtpmDefaults, 'azure-tdx': vtpmDefaults, 'azure-trustedlaunch': vtpmDefaults },
-  GCP: { 'gcp-sev-es': vtpmDefaults, 'gcp-sev-snp': vtpmDefaults },
-  OpenStack: { 'qemu-vtpm': vtpmDefaults },
-  QEMU: { 'qemu-tdx': qemuTdxDefaults, 'qemu-vtpm': vtpmDefaults },
-};
-
-/**
- * A fresh copy of the default measurements for `provider` + `variant`. Unsupported pairs (and the
- * dummy variant) get an empty map, like the reference's nil `M`.
- */
-export function defaultsFor(provider: CloudProvider, variant: VariantName | string): Measurements {
-  const make = DEFAULTS[provider]?.[variant as VariantName];
-  return make ? make() : new Measurements();
 }
 
 const hex = (s: string): Measurement => ({ expected: Buffer.from(s, 'hex'), validationOpt: 'Enforce' });

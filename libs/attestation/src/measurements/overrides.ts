@@ -53,19 +53,15 @@ const BY_CSP: Partial<Record<CloudProvider, Override>> = {
   OpenStack: { mustEnforce: ENFORCED, mustWarn: [14], values: [[14, ZERO]] },
 };
 
-const BY_VARIANT: Record<string, Override> = {
-  'aws-nitro-tpm': { values: [[0, '737f767a12f54e70eecbc8684011323ae2fe2dd9f90785577969d7a2013e8c12']] },
-  'aws-sev-snp': { values: [[0, 'd6df855358f5b10f06f0fab3f408ad26cd165a2949bad69e2cc75692529e662a']] },
-};
-
 /**
- * Returns a copy of `input` with the variant's, then the CSP's, overrides applied: value
- * overrides first (a new index starts as Enforce), then the must-enforce and must-warn sets.
- * An index named by those sets but absent fails with `missing measurement for PCR <i>`.
+ * Returns a copy of `input` with the variant's fixed values (its descriptor's
+ * `imageMeasurementOverrides`), then the CSP's overrides applied: value overrides first (a new
+ * index starts as Enforce), then the must-enforce and must-warn sets. An index named by those
+ * sets but absent fails with `missing measurement for PCR <i>`.
  */
-export function applyOverrides(input: ReadonlyMap<number, Measurement>, csp: CloudProvider, variant: string): Measurements {
+export function applyOverrides(input: ReadonlyMap<number, Measurement>, csp: CloudProvider, variant: string, variantValues: ReadonlyArray<readonly [number, string]> = []): Measurements {
   const out = new Measurements().copyFrom(input);
-  const overrides = [BY_VARIANT[variant], BY_CSP[csp]].filter((o): o is Override => o !== undefined);
+  const overrides = [{ values: variantValues }, BY_CSP[csp]].filter((o): o is Override => o !== undefined);
   for (const o of overrides) {
     for (const [index, value] of o.values ?? []) {
       out.set(index, { expected: Buffer.from(value, 'hex'), validationOpt: out.get(index)?.validationOpt ?? 'Enforce' });

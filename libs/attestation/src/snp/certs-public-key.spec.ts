@@ -8,7 +8,7 @@ import { NOP_ATTESTATION_LOGGER } from '../interfaces.js';
 import { SignatureMemo } from './chain.js';
 import { parseAmdCertificate, parseSignerCertificate, pemCertificates } from './certs.js';
 import { SnpCollateral } from './collateral.js';
-import { goldenSnp, VLEK_VECTOR_TIME } from './test-fixtures.js';
+import { goldenSnp, VLEK_VECTOR_TIME } from './golden-vectors.fixture.js';
 import { SnpVerifier } from './verifier.js';
 
 const golden = goldenSnp();

@@ -5,7 +5,7 @@ import { parseAmdCertificate, parseAmdChain, parseSignerCertificate, pemCertific
 import { SignatureMemo, verifyArk, verifyAsk, verifySignerChain } from './chain.js';
 import { parseReport, REPORT_SIZE } from './report.js';
 import { verifyReportSignature } from './signature.js';
-import { AZURE_VECTOR_TIME, goldenSnp, VLEK_VECTOR_TIME } from './test-fixtures.js';
+import { AZURE_VECTOR_TIME, goldenSnp, VLEK_VECTOR_TIME } from './golden-vectors.fixture.js';
 
 const golden = goldenSnp();
 const ark = parseAmdCertificate(pemCertificates(golden.arkPem, 'ARK')[0]!, 'ARK');

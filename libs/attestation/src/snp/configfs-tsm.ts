@@ -3,6 +3,7 @@
  * provider of the shared client (../tsm/configfs-tsm.ts); outblob is the report, auxblob the
  * certificate table.
  */
+import { join } from 'node:path';
 import { ConfigfsTsm, NODE_TSM_FS, CONFIGFS_TSM_REPORT_DIR, type ConfigfsTsmOptions, type TsmFileSystem } from '../tsm/configfs-tsm.js';
 import { AttestationError } from '../errors.js';
 import { REPORT_SIZE } from './report.js';
@@ -35,4 +36,9 @@ export class ConfigfsTsmReportSource implements SnpReportSource {
     }
     return { report: Buffer.from(outblob.subarray(0, REPORT_SIZE)), certTable: auxblob };
   }
+}
+
+/** The extended-report source of a node whose paths are under `stateRoot` (configfs-tsm, and `/dev/sev-guest` named in errors). */
+export function nodeSnpReportSource(stateRoot: string, fs: TsmFileSystem = NODE_TSM_FS): ConfigfsTsmReportSource {
+  return new ConfigfsTsmReportSource(join(stateRoot, CONFIGFS_TSM_REPORT_DIR), fs, { devicePath: join(stateRoot, 'dev/sev-guest') });
 }

@@ -8,7 +8,7 @@ import { parseTdxQuote } from '../tdx/quote.js';
 import { tdxVector } from '../tdx/vectors.fixture.js';
 import { parseSignerCertificate, pemCertificates } from './certs.js';
 import { parseReport, REPORT_SIZE, SIGNED_SIZE } from './report.js';
-import { buildReport, goldenSnp } from './test-fixtures.js';
+import { buildReport, goldenSnp } from './golden-vectors.fixture.js';
 
 // Fuzzing of the parser paths issue 28 added: report versions 4/5 with mitigation vectors and the
 // Turin TCB layout, Turin/Genoa V[CL]EKs (fmcSPL, 8-byte HWID), TD 1.5 quote bodies, and the new

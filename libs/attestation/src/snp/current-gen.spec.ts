@@ -9,7 +9,7 @@ import { certificateBytes, parseAmdCertificate, parseSignerCertificate, pemCerti
 import type { SnpReportPolicy } from './checks.js';
 import { SnpCollateral } from './collateral.js';
 import type { AmdProductLine } from './lines.js';
-import { buildReport, CURRENT_GEN_VECTOR_TIME, goldenSnp, signReport, TestAmdRoot, type ReportFields } from './test-fixtures.js';
+import { buildReport, CURRENT_GEN_VECTOR_TIME, goldenSnp, signReport, TestAmdRoot, type ReportFields } from './golden-vectors.fixture.js';
 import { snpVerifierFor } from './validator.js';
 import { SnpVerifier, type SnpAnchor, type SnpEvidence } from './verifier.js';
 

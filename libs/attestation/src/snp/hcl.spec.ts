@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AttestationError } from '../errors.js';
 import { encodeHclReport, parseHclReport } from './hcl.js';
-import { goldenSnp } from './test-fixtures.js';
+import { goldenSnp } from './golden-vectors.fixture.js';
 
 const golden = goldenSnp();
 /** The HCL report as Azure writes it to NV: header, real report + IGVM header (attestation.bin), runtime data. */

@@ -7,7 +7,7 @@ import { SignatureMemo } from './chain.js';
 import { parseAmdCertificate } from './certs.js';
 import { chainKey, chainUrl, SnpCollateral, vcekKey, vcekUrl } from './collateral.js';
 import type { AmdProductLine } from './lines.js';
-import { buildReport, signReport, TestAmdRoot, type TestCert } from './test-fixtures.js';
+import { buildReport, signReport, TestAmdRoot, type TestCert } from './golden-vectors.fixture.js';
 import { SnpVerifier } from './verifier.js';
 
 const TURIN_TCB = { fmc: 2, bootloader: 3, tee: 1, snp: 5, microcode: 75 };

@@ -10,7 +10,7 @@ import { AttestationError } from '../errors.js';
 import { NOP_ATTESTATION_LOGGER } from '../interfaces.js';
 import { Measurements } from '../measurements/measurements.js';
 import { SnpCollateral, SNP_COLLATERAL_CACHES } from './collateral.js';
-import { buildReport, signReport, TestAmdRoot, type TestCert } from './test-fixtures.js';
+import { buildReport, signReport, TestAmdRoot, type TestCert } from './golden-vectors.fixture.js';
 import { snpVerifierFor } from './validator.js';
 
 /** The attestation timeout of these tests (the handshake deadline a validator gets). */

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { AttestationError } from '../errors.js';
 import { decodeSnpInstanceInfo } from './instance-info.js';
 import { parseReport } from './report.js';
-import { goldenSnp } from './test-fixtures.js';
+import { goldenSnp } from './golden-vectors.fixture.js';
 
 const golden = goldenSnp();
 

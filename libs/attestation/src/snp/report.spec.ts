@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { AttestationError } from '../errors.js';
 import { productLineOf, requireSupportedProduct } from './product.js';
 import { parseReport, REPORT_SIZE } from './report.js';
-import { buildReport, goldenSnp } from './test-fixtures.js';
+import { buildReport, goldenSnp } from './golden-vectors.fixture.js';
 
 const golden = goldenSnp();
 const code = (c: string, re?: RegExp) => (e: unknown) => e instanceof AttestationError && e.code === c && (!re || re.test(e.message));

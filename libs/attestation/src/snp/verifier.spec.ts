@@ -11,7 +11,7 @@ import { checkReportAgainstSigner, checkReportClaims, checkReportData, type SnpR
 import { SnpCollateral } from './collateral.js';
 import { parseReport } from './report.js';
 import { verifyReportSignature } from './signature.js';
-import { AZURE_VECTOR_TIME, goldenSnp, TestAmdRoot } from './test-fixtures.js';
+import { AZURE_VECTOR_TIME, goldenSnp, TestAmdRoot } from './golden-vectors.fixture.js';
 import { snpVerifierFor } from './validator.js';
 import { SnpVerifier, type SnpEvidence } from './verifier.js';
 

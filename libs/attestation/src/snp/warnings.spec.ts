@@ -6,7 +6,7 @@ import { Measurements } from '../measurements/measurements.js';
 import { certificateBytes } from './certs.js';
 import { SnpCollateral } from './collateral.js';
 import { checkReportData } from './checks.js';
-import { goldenSnp } from './test-fixtures.js';
+import { goldenSnp } from './golden-vectors.fixture.js';
 import { snpVerifierFor } from './validator.js';
 import type { SnpRefusalRisk, UpcomingTcbMinimum } from './warnings.js';
 

@@ -7,15 +7,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { missingComponent } from '@asterism/testing';
-import { dcapVerifierFor } from '../azure/tdx.js';
-import { defaultAttestationConfig } from '../config/attestation-config.js';
+import { dcapVerifierFor } from '../variants/azure-tdx.js';
+import { defaultAttestationConfig } from '../attestation-config.js';
 import type { AzureTdxConfig } from '../config/types.js';
 import { AttestationError } from '../errors.js';
 import { makeExtraData } from '../extra-data.js';
 import type { DcapCollateral } from './collateral.js';
 import { encodeTdxDocument } from './document.js';
 import type { TdxPlatform } from './pcs-collateral.js';
-import { QemuTdxValidator } from './qemu-tdx.js';
+import { QemuTdxValidator } from '../variants/qemu-tdx.js';
 import { parseTdxQuote } from './quote.js';
 import { makeSyntheticPki, resignedCollateral, resignedQuote, type CollateralEdits, type SyntheticPki } from './synthetic-pki.fixture.js';
 import { DcapVerifier } from './verifier.js';

@@ -11,7 +11,8 @@ import type { DcapCollateral } from './collateral.js';
 import { FakeConfigfsTsm } from '../tsm/configfs-tsm.fixture.js';
 import { decodeTdxDocument, encodeTdxDocument, tdMeasurements } from './document.js';
 import type { TdxPlatform } from './pcs-collateral.js';
-import { ConfigfsTsmQuoteProvider, QemuTdxIssuer, QemuTdxValidator, type TdxQuoteVerifier } from './qemu-tdx.js';
+import { QemuTdxIssuer, QemuTdxValidator } from '../variants/qemu-tdx.js';
+import { ConfigfsTsmQuoteProvider, type TdxQuoteVerifier } from './quote-provider.js';
 import { parseTdxQuote, type TdxQuote } from './quote.js';
 import { tdxVector, VECTOR_OFFSETS, VECTOR_TIME, vectorCollateral } from './vectors.fixture.js';
 

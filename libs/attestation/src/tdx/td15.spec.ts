@@ -7,7 +7,7 @@ import type { Measurement } from '../measurements/measurement.js';
 import { parseQeIdentity, parseTcbInfo } from './collateral.js';
 import { encodeTdxDocument, tdMeasurements } from './document.js';
 import { parsePemChain, readPckTcb } from './pck.js';
-import { QemuTdxValidator } from './qemu-tdx.js';
+import { QemuTdxValidator } from '../variants/qemu-tdx.js';
 import { parseTdxQuote } from './quote.js';
 import { makeSyntheticPki, resignedCollateral, resignedQuote, type CollateralEdits, type SyntheticPki } from './synthetic-pki.fixture.js';
 import { evaluateTcb } from './tcb.js';

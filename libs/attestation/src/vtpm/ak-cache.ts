@@ -5,8 +5,19 @@
  * transient object slots (swtpm: 3) hold at most one AK per template however many issuers exist.
  * Callers serialise use per TPM (the issuer's queue), so no locking happens here.
  */
-import type { Hierarchy, TpmClient } from '@asterism/tpm';
-import type { LoadedAttestationKey } from './issuer.js';
+import type { Hierarchy, TpmClient, TpmtPublic } from '@asterism/tpm';
+
+/** The attestation key an issue call quotes with. */
+export interface LoadedAttestationKey {
+  readonly handle: number;
+  /** TPMT_PUBLIC bytes (the document's `ak_pub`). */
+  readonly publicBytes: Buffer;
+  readonly public: TpmtPublic;
+  /** DER certificate of the AK, if the platform has one (the document's `ak_cert`). */
+  readonly cert?: Buffer;
+  /** Whether the handle is transient and must be flushed after use (persistent keys stay). */
+  readonly transient: boolean;
+}
 
 const cached = new WeakMap<TpmClient, Map<string, LoadedAttestationKey & { name: Buffer }>>();
 

@@ -5,28 +5,18 @@
  * variant's instance info, written as the Go-JSON document.
  */
 import { createHash } from 'node:crypto';
-import { HASH_INFO, range, TpmError, type Hierarchy, type TpmClient, type TpmtPublic } from '@asterism/tpm';
+import { HASH_INFO, range, TpmError, type Hierarchy, type TpmClient } from '@asterism/tpm';
 import { AttestationError } from '../errors.js';
 import { makeExtraData, makeTpmNonce } from '../extra-data.js';
 import type { Issuer } from '../interfaces.js';
-import type { Variant } from '../variant.js';
-import { cachedTemplateAk, evictAk, isCachedAk, releaseCachedAks } from './ak-cache.js';
+import type { VariantId as Variant } from '../variant.js';
+import { cachedTemplateAk, evictAk, isCachedAk, releaseCachedAks, type LoadedAttestationKey } from './ak-cache.js';
 import { encodeDocument, type TpmQuote } from './document.js';
 
 /** Opens (or hands out) the TPM for one issue call. */
 export type TpmOpener = () => Promise<TpmClient>;
 
-/** The attestation key an issue call quotes with. */
-export interface LoadedAttestationKey {
-  readonly handle: number;
-  /** TPMT_PUBLIC bytes (the document's `ak_pub`). */
-  readonly publicBytes: Buffer;
-  readonly public: TpmtPublic;
-  /** DER certificate of the AK, if the platform has one (the document's `ak_cert`). */
-  readonly cert?: Buffer;
-  /** Whether the handle is transient and must be flushed after use (persistent keys stay). */
-  readonly transient: boolean;
-}
+export type { LoadedAttestationKey } from './ak-cache.js';
 
 /** Variant-specific parts of a vTPM issuer. */
 export interface VtpmIssuerOptions {

@@ -9,7 +9,7 @@ import { makeExtraData, makeTpmNonce } from '../extra-data.js';
 import type { AttestationLogger, Validator } from '../interfaces.js';
 import { enforceMeasurements } from '../measurements/compare.js';
 import type { Measurement } from '../measurements/measurement.js';
-import type { Variant } from '../variant.js';
+import type { VariantId as Variant } from '../variant.js';
 import { decodeDocument, findSha256QuoteIndex, type VtpmAttestationDocument } from './document.js';
 import { verifyEventLogAgainstPcrs } from './event-log.js';
 

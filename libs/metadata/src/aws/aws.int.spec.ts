@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { awsImdsFake, closedLoopbackPort, MotoServer, motoUnavailable, seedMotoCluster, type LoopbackServer, type SeededAwsCluster } from '../testing/index.js';
+import { awsImdsFake, closedLoopbackPort, MotoServer, motoUnavailable, seedMotoCluster, type LoopbackServer, type SeededAwsCluster } from '../testing.js';
 import { MetadataError } from '../types.js';
 import { AwsImds } from './aws-imds.js';
 import { AwsMetadata } from './aws-provider.js';

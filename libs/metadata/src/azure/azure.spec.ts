@@ -1,7 +1,7 @@
 /** AzureMetadata against loopback servers replaying Azure IMDS and the ARM list calls. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { azureArmFake, azureImdsFake, azureVmId, closedLoopbackPort, LoopbackServer, type FakeAzureCloud } from '../testing/index.js';
+import { azureArmFake, azureImdsFake, azureVmId, closedLoopbackPort, LoopbackServer, type FakeAzureCloud } from '../testing.js';
 import { findSecretLeaks } from '@asterism/testing';
 import { MetadataError } from '../types.js';
 import { azureMetadata } from './azure-factory.js';

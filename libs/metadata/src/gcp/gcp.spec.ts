@@ -1,7 +1,7 @@
 /** GcpMetadata against loopback servers replaying the GCE metadata server and Compute Engine v1. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { closedLoopbackPort, gcpComputeFake, gcpMetadataFake, LoopbackServer, type FakeGcpCloud } from '../testing/index.js';
+import { closedLoopbackPort, gcpComputeFake, gcpMetadataFake, LoopbackServer, type FakeGcpCloud } from '../testing.js';
 import { MetadataError } from '../types.js';
 import { gcpMetadata } from './gcp-factory.js';
 import { GcpMetadataServer } from './gcp-metadata-server.js';

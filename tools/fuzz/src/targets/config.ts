@@ -3,13 +3,13 @@
  * certificates it carries) up to a constructed validator, and the measurement codecs (JSON, YAML,
  * the image measurements file).
  */
-import { defaultAttestationConfig, encodeAttestationConfig, validatorFromConfigJson, VARIANTS } from '@asterism/attestation';
+import { defaultAttestationConfig, encodeAttestationConfig, validatorFromConfigJson, variantDescriptor, Variant } from '@asterism/attestation';
 import { decodeImageMeasurementsV2, decodeMeasurementsJson, decodeMeasurementsYaml, encodeMeasurementsJson, encodeMeasurementsYaml } from '@asterism/attestation/parsers';
 import { NOT_REACHED, type FuzzTarget } from '../gate.js';
 
 /** The config targets. */
 export function configTargets(): FuzzTarget[] {
-  const variants = Object.keys(VARIANTS);
+  const variants = Variant.all().map(String);
   // The SNP configs carry the real AMD root (ARK-Milan, as in testdata/amd/milan-ark.pem).
   const configs = variants.map((v) => ({ v, json: encodeAttestationConfig(defaultAttestationConfig(v)) }));
   const measurements = configs.map(({ v }) => ({ v, m: defaultAttestationConfig(v).measurements }));
@@ -17,7 +17,7 @@ export function configTargets(): FuzzTarget[] {
     version: 'v2.99.0',
     ref: 'main',
     stream: 'stable',
-    list: measurements.map(({ v, m }) => ({ csp: VARIANTS[v as keyof typeof VARIANTS].provider, attestationVariant: v, measurements: JSON.parse(encodeMeasurementsJson(m)) })),
+    list: measurements.map(({ v, m }) => ({ csp: variantDescriptor(v).csp.toLowerCase(), attestationVariant: v, measurements: JSON.parse(encodeMeasurementsJson(m)) })),
   });
   return [
     {

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { runCommand } from '@asterism/child-process';
 import { k8sCompliantHostname } from '@asterism/k8s';
 import type { Logger } from '@asterism/logger';
 import type { MetadataProvider } from '@asterism/metadata';
@@ -21,25 +21,12 @@ import { issueOwnKubeletCertificate } from './own-kubelet-cert.js';
  */
 export type CommandRunner = (binary: string, args: string[], signal?: AbortSignal, onLine?: (line: string) => void) => Promise<string>;
 
-/** The default runner: spawn, collect output, fail with the last lines of stderr. */
-export const spawnRunner: CommandRunner = (binary, args, signal, onLine) =>
-  new Promise((resolve, reject) => {
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(signal ? { signal } : {}) });
-    let out = '';
-    let err = '';
-    let seen = 0;
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (!onLine) return;
-      const end = out.lastIndexOf('\n');
-      if (end < seen) return;
-      for (const line of out.slice(seen, end).split('\n')) if (line) onLine(line);
-      seen = end + 1;
-    });
-    child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-8192)));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${binary} ${args.join(' ')} exited ${code}: ${failureSummary(err)}`))));
-  });
+/** The default runner (runCommand of @asterism/child-process): collect output, fail with kubeadm's error lines. */
+export const spawnRunner: CommandRunner = async (binary, args, signal, onLine) => {
+  const r = await runCommand(binary, args, { ...(signal ? { signal } : {}), ...(onLine ? { onStdoutLine: onLine } : {}) });
+  if (r.code !== 0) throw new Error(`${binary} ${args.join(' ')} exited ${r.code}: ${failureSummary(r.stderr)}`);
+  return r.stdout;
+};
 
 /**
  * The lines of kubeadm's stderr that say what failed: its `[ERROR ...]` preflight lines and the
