@@ -193,6 +193,7 @@ const attestationmonitor = obj(
     concurrency: int('Nodes checked at once.', { minimum: 1, maximum: 64 }),
     verifyPort: port('The verification service gRPC NodePort on every node.'),
     clusterId: str('Cluster ID (base64 or hex); empty = derived through the keyservice.'),
+    keyServiceEndpoint: str('host:port of the keyservice instead of key-service.<namespace>:<port>; $(VAR) references to the Service environment are expanded by the kubelet.'),
   },
   { $schema: 'http://json-schema.org/draft-07/schema#', title: 'Asterism attestation-monitor chart values', required: ['image', 'attestationVariant'] },
 );

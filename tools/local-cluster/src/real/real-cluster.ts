@@ -208,6 +208,9 @@ export function localHelmValues(first: NodeSpec): Record<string, unknown> {
     // The node's vTPM is a swtpm socket, bind-mounted by node.sh at the same path on every node;
     // measured boot is simulated, so there is no firmware event log to mount.
     verificationservice: { tpm: { kind: 'socket', hostPath: NODE_TPM_SOCKET }, firmwareEventLog: false },
+    // Continuous attestation (docs/protocol/continuous-attestation.md): no cluster DNS here, so the
+    // keyservice by its Service environment; a short interval and grace keep the checks quick.
+    attestationmonitor: { keyServiceEndpoint: '$(KEY_SERVICE_SERVICE_HOST):$(KEY_SERVICE_SERVICE_PORT)', intervalSeconds: 20, graceSeconds: 60 },
   };
 }
 
