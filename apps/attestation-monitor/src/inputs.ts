@@ -8,8 +8,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { MEASUREMENT_SECRET_KEY_ID, deriveClusterId } from '@asterism/crypto';
 import { AsterismError } from '@asterism/errors';
 import { fromApiError } from '@asterism/k8s';
-import type { EnforcementMode } from '@asterism/node-attestation';
-import type { MonitorInputs } from './monitor.js';
+import type { EnforcementMode, MonitorInputs } from '@asterism/node-attestation';
 
 /** The ConfigMap the CLI writes at init (docs/protocol/helm.md). */
 export const JOIN_CONFIG = 'join-config';

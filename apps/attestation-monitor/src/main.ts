@@ -8,16 +8,13 @@ import * as grpc from '@grpc/grpc-js';
 import * as k8s from '@kubernetes/client-node';
 import { clientsFromKubeconfigFile, clientsInCluster, type KubeClients } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, type Logger } from '@asterism/logger';
-import { BoundDisks, DenyListStore, GrpcAttestationSource, NodeChecker, NodeStatusWriter, Quarantine } from '@asterism/node-attestation';
+import { AttestationMonitor, BoundDisks, DenyListStore, endpointOf, GrpcAttestationSource, MonitorMetrics, NodeChecker, NodeStatusWriter, Quarantine, runningNodeValidator } from '@asterism/node-attestation';
 import { kms } from '@asterism/proto';
 import { fromStatus, handleShutdownSignals, parseFlagsOrExit, ServiceMetrics } from '@asterism/service-runtime';
 import { parseFlags, USAGE, type MonitorConfig } from './flags.js';
 import { deriveClusterIdFrom, JoinConfigInputs, type DataKeySource } from './inputs.js';
 import { DEFAULT_LEASE_TIMING, LeaseElector } from './lease-elector.js';
-import { MonitorMetrics } from './metrics.js';
-import { AttestationMonitor } from './monitor.js';
 import { MonitorLoop } from './monitor-loop.js';
-import { endpointOf, runningNodeValidator } from './targets.js';
 
 /** The keyservice's GetDataKey over plaintext gRPC (cluster-internal), one call. */
 function keyService(endpoint: string, timeoutMs: number): DataKeySource & { close(): void } {

@@ -4,7 +4,7 @@
  * TPMs are not hit in lockstep). A failed round is logged and counted; the next one runs as usual.
  */
 import type { Logger } from '@asterism/logger';
-import type { MonitorMetrics } from './metrics.js';
+import type { MonitorMetrics } from '@asterism/node-attestation';
 
 /** The Lease side. */
 export interface Elector {

@@ -14,16 +14,13 @@ import { QemuVtpmIssuer, Variant } from '@asterism/attestation';
 import { ConfigMapIdentityBindings, ConfigMapStore } from '@asterism/k8s';
 import { startTestControlPlane, testenvUnavailable, type TestControlPlane } from '@asterism/k8s-testenv';
 import { createNopLogger } from '@asterism/logger';
-import { BoundDisks, CachedDenyList, DenyListStore, GrpcAttestationSource, NodeChecker, NodeStatusWriter, Quarantine, QUARANTINE_TAINT } from '@asterism/node-attestation';
+import { AttestationMonitor, BoundDisks, CachedDenyList, DenyListStore, GrpcAttestationSource, MonitorMetrics, NodeChecker, NodeStatusWriter, Quarantine, QUARANTINE_TAINT, runningNodeValidator } from '@asterism/node-attestation';
 import { ServiceMetrics } from '@asterism/service-runtime';
 import { missingComponent } from '@asterism/testing';
 import { range, TPM_ALG } from '@asterism/tpm';
 import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT, type Swtpm } from '@asterism/tpm/testing';
 import { startVerifyServer, type VerifyServerFixture } from '@asterism/node-attestation/testing';
 import { JoinConfigInputs } from './inputs.js';
-import { MonitorMetrics } from './metrics.js';
-import { AttestationMonitor } from './monitor.js';
-import { runningNodeValidator } from './targets.js';
 
 const skip = testenvUnavailable() || (swtpmAvailable() ? false : missingComponent('swtpm', SWTPM_INSTALL_HINT));
 const MIN_EVENT_LOG = Buffer.from(

@@ -11,6 +11,9 @@ export { checkClusterMark, findingOfError, judgeSummary, runningNodeConfig, VERI
 export { GrpcAttestationSource } from './grpc-attestation-source.js';
 export { NodeChecker, type AttestationSource, type NodeCheckerOptions, type NodeTarget } from './node-check.js';
 export { conditionOf, CONDITION_TYPE, EVENT_SOURCE, EVIDENCE_ANNOTATION, nodeView, NodeStatusWriter, QUARANTINE_TAINT, type NodeView } from './node-status.js';
+export { AttestationMonitor, type Checker, type MonitorDeps, type MonitorInputs, type NodeOutcome, type NodeStore, type Quarantiner } from './monitor.js';
+export { MonitorMetrics } from './monitor-metrics.js';
+export { endpointOf, runningNodeValidator } from './targets.js';
 export { decide, type Decision, type EnforcementMode, type PolicyInput } from './quarantine-policy.js';
 export { BoundDisks, Quarantine, type NodeIdentifiers } from './quarantine.js';
 export { type Verdict, type VerdictReason, type VerdictStatus } from './verdict.js';

@@ -10,10 +10,9 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { DummyValidator, Variant } from '@asterism/attestation';
-import { AttestationMonitor, JoinConfigInputs, MonitorMetrics, runningNodeValidator } from '@asterism/attestation-monitor';
 import { startTestControlPlane } from '@asterism/k8s-testenv';
 import { createNopLogger } from '@asterism/logger';
-import { BoundDisks, DenyListStore, GrpcAttestationSource, NodeChecker, NodeStatusWriter, Quarantine } from '@asterism/node-attestation';
+import { AttestationMonitor, BoundDisks, DenyListStore, GrpcAttestationSource, MonitorMetrics, NodeChecker, NodeStatusWriter, Quarantine, runningNodeValidator } from '@asterism/node-attestation';
 import { ServiceMetrics } from '@asterism/service-runtime';
 import { loadAverage, median } from './stats.js';
 
@@ -41,7 +40,6 @@ async function main(): Promise<void> {
     const { dummy, vtpm } = JSON.parse(line) as { dummy: string[]; vtpm: string };
     const core = cp.admin.core;
     await core.createNamespace({ body: { metadata: { name: 'kube-system' } } }).catch(() => undefined);
-    await core.createNamespacedConfigMap({ namespace: 'kube-system', body: { metadata: { name: 'join-config' }, data: { attestationConfig: '{}' } } });
     const endpoints = new Map<string, string>();
     for (let i = 0; i < NODES; i++) {
       await core.createNode({ body: { metadata: { name: `sim-${i}` } } });
@@ -51,7 +49,7 @@ async function main(): Promise<void> {
     const status = new NodeStatusWriter(core);
     const checker = new NodeChecker({ source: new GrpcAttestationSource(), timeoutMs: 10_000 });
     const monitor = new AttestationMonitor({
-      inputs: new JoinConfigInputs(core, 'kube-system'),
+      inputs: { read: async () => ({ configJson: '{}', mode: 'enforce' as const }) },
       nodes: status,
       quarantine: new Quarantine(status, new DenyListStore(core), new BoundDisks(core)),
       checker,

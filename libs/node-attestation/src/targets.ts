@@ -1,6 +1,7 @@
 import { encodeAttestationConfig, unmarshalAttestationConfig, validatorFromConfigJson, type Validator, type Variant } from '@asterism/attestation';
 import type { Logger } from '@asterism/logger';
-import { runningNodeConfig, type NodeView } from '@asterism/node-attestation';
+import { runningNodeConfig } from './judge.js';
+import type { NodeView } from './node-status.js';
 
 /** The running-node validator of a config JSON, decoded exactly as the joinservice decodes it. */
 export function runningNodeValidator(variant: Variant, logger: Logger) {

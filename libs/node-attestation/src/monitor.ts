@@ -5,8 +5,11 @@
  */
 import type { Validator } from '@asterism/attestation';
 import type { Logger } from '@asterism/logger';
-import { decide, type Decision, type EnforcementMode, type NodeTarget, type NodeView, type Verdict } from '@asterism/node-attestation';
-import type { MonitorMetrics } from './metrics.js';
+import type { NodeTarget } from './node-check.js';
+import type { NodeView } from './node-status.js';
+import { decide, type Decision, type EnforcementMode } from './quarantine-policy.js';
+import type { MonitorMetrics } from './monitor-metrics.js';
+import type { Verdict } from './verdict.js';
 
 /** What a round is judged by, read fresh every round. */
 export interface MonitorInputs {

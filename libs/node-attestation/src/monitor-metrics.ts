@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { Verdict } from '@asterism/node-attestation';
+import type { Verdict } from './verdict.js';
 
 /** The monitor's Prometheus metrics (docs/protocol/continuous-attestation.md lists them). */
 export class MonitorMetrics {
