@@ -123,7 +123,7 @@ describe('attestation monitor against a real kube-apiserver and swtpm-backed nod
     assert.match(cond!.message!, /^PCR\[9\]:/);
     assert.equal((await taints('worker-1'))[0]?.effect, 'NoExecute');
     const denied = await new CachedDenyList(new DenyListStore(cp.admin.core)).find({ diskUuid: DISK_W1 });
-    assert.match(denied!.reason, /MeasurementMismatch \(PCR\[9\]\)/);
+    assert.match(denied!.reason, /^MeasurementMismatch: PCR\[9\]: measurement validation failed/);
     assert.ok((await new DenyListStore(cp.admin.core).list()).some((e) => e.kind === 'ak' && e.node === 'worker-1'), 'the AK digest from the evidence is deny-listed too');
     assert.ok((await events('worker-1')).includes('AttestationQuarantined'));
     assert.ok((await events('worker-1')).includes('AttestationFailed'));

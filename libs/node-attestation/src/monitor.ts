@@ -139,7 +139,7 @@ export class AttestationMonitor {
   async #record(node: NodeView, v: Verdict, decision: Decision): Promise<void> {
     const log = { node: node.name, status: v.status, reason: v.reason, field: v.field, latencyMs: Math.round(v.latencyMs), quarantine: decision.quarantine };
     if (v.status === 'Verified') this.d.logger.debug('node verified', log);
-    else this.d.logger.warn('node failed attestation', { ...log, message: v.message });
+    else this.d.logger.warn('node failed attestation', { ...log, detail: v.message });
     if (v.evidence) await this.d.nodes.setEvidence(node.name, v.evidence);
     if (!decision.record) return;
     const wasTrue = node.condition?.status === 'True';
@@ -150,7 +150,7 @@ export class AttestationMonitor {
     if (transition && v.status === 'Verified') await this.d.nodes.event(node, 'Normal', 'AttestationVerified', 'attestation verified');
     if (transition && v.status !== 'Verified') await this.d.nodes.event(node, 'Warning', 'AttestationFailed', what);
     if (decision.quarantine === 'yes' || decision.quarantine === 'warn-only' || decision.quarantine === 'withheld') this.d.metrics.quarantines.inc({ outcome: decision.quarantine });
-    if (decision.quarantine === 'yes') await this.d.quarantine.quarantine(node, v.reason, what, v.evidence ?? node.evidence);
+    if (decision.quarantine === 'yes') await this.d.quarantine.quarantine(node, v.reason, v.field ? `${v.field}: ${v.message}` : v.message, v.evidence ?? node.evidence);
     else if (transition && decision.quarantine === 'warn-only') await this.d.nodes.event(node, 'Warning', 'AttestationWouldQuarantine', `warn-only mode, not quarantined: ${what}`);
     else if (transition && decision.quarantine === 'withheld') await this.d.nodes.event(node, 'Warning', 'AttestationQuarantineWithheld', `the last healthy control plane is not quarantined: ${what}`);
   }
