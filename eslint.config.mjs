@@ -87,6 +87,8 @@ export default [
       'apps/cli/src/init/grpc-connector.ts',
       'apps/cli/src/verify/grpc-attestation-source.ts',
       'apps/cli/src/testing/attestation-servers.fixture.ts',
+      'libs/node-attestation/src/grpc-attestation-source.ts',
+      'libs/node-attestation/src/testing/verify-server.ts',
       'apps/joinservice/src/join-server.ts',
       'apps/joinservice/src/keyservice-client.ts',
       'apps/keyservice/src/server.ts',

@@ -19,7 +19,7 @@ import * as esbuild from 'esbuild';
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** Programs that can be bundled: the apps with an `apps/<app>/src/main.ts`, and the extra entry points below. */
-export const APPS = ['bootstrapper', 'joinservice', 'keyservice', 'verification-service'] as const;
+export const APPS = ['bootstrapper', 'joinservice', 'keyservice', 'verification-service', 'attestation-monitor'] as const;
 
 /**
  * Programs that are a second entry point of an app rather than an app of their own:

@@ -32,6 +32,7 @@ function chartPorts(app: string): number[] {
   const v = YAML.parse(readFileSync(join(REPO_ROOT, 'deploy', 'charts', chart, 'values.yaml'), 'utf8')) as Record<string, unknown> & { global: { keyServicePort: number } };
   if (chart === 'joinservice') return [v.joinServicePort as number, v.metricsPort as number];
   if (chart === 'verificationservice') return [v.grpcPort as number, v.httpPort as number];
+  if (chart === 'attestationmonitor') return [v.metricsPort as number];
   return [v.global.keyServicePort, v.metricsPort as number];
 }
 

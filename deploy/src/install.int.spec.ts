@@ -3,8 +3,9 @@
  * tools/k8s-testenv (no scheduler/kubelet: pods never start, only object acceptance is checked),
  * every object re-validated with a strict server-side dry run, then the joinservice's and the
  * keyservice's exact Kubernetes calls made with their ServiceAccount tokens (TokenRequest): RBAC
- * allows what they do and forbids what they do not need; the verification service has no API
- * access and keeps the reference's NodePorts.
+ * allows what they do and forbids what they do not need (the attestation monitor's too, with the
+ * libs/node-attestation classes it runs); the verification service has no API access and keeps the
+ * reference's NodePorts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -25,6 +26,7 @@ import {
 } from '@asterism/k8s';
 import { adminGet } from '@asterism/k8s-controlplane';
 import { startTestControlPlane, testenvUnavailable, type TestControlPlane } from '@asterism/k8s-testenv';
+import { BoundDisks, DenyListStore, NodeStatusWriter, QUARANTINE_TAINT } from '@asterism/node-attestation';
 import { missingComponent } from '@asterism/testing';
 import { umbrellaValues } from './chart-values.fixture.js';
 import { helm, helmMissing, helmOk, preparedCharts, parseManifests, withValuesFile, type K8sObject } from './helm.js';
@@ -96,7 +98,7 @@ describe('asterism-services installed into a real kube-apiserver', { skip }, () 
     const kinds = manifest.map((o) => o.kind).sort();
     assert.deepEqual(
       [...new Set(kinds)],
-      ['ClusterRole', 'ClusterRoleBinding', 'DaemonSet', 'NetworkPolicy', 'Role', 'RoleBinding', 'Secret', 'Service', 'ServiceAccount'],
+      ['ClusterRole', 'ClusterRoleBinding', 'DaemonSet', 'Deployment', 'NetworkPolicy', 'Role', 'RoleBinding', 'Secret', 'Service', 'ServiceAccount'],
     );
     for (const obj of manifest) {
       const got = await adminGet(cp, objectPath(obj, NS));
@@ -223,6 +225,41 @@ describe('asterism-services installed into a real kube-apiserver', { skip }, () 
     ] as const) {
       assert.equal(await statusOf(call), 403, `${what} must be forbidden`);
     }
+  });
+
+  it("the attestation monitor's ServiceAccount can do exactly the monitor's calls, and nothing else", async () => {
+    await cp.admin.core.createNode({ body: { metadata: { name: 'monitored-1' } } });
+    await cp.admin.core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'join-config' }, data: { attestationConfig: '{}' } } }).catch(() => undefined);
+    const sa = await saClients('attestation-monitor');
+    const status = new NodeStatusWriter(sa.core);
+    const node = (await status.get('monitored-1'))!;
+    const at = new Date();
+    await status.setCondition(node, { node: 'monitored-1', status: 'Refused', reason: 'MeasurementMismatch', field: 'PCR[9]', message: 'differs', at, latencyMs: 1 });
+    await status.setEvidence('monitored-1', { variant: 'qemu-vtpm', at: at.toISOString(), registers: 'PCR', values: {}, akDigest: `sha256:${'ab'.repeat(32)}` });
+    assert.equal(await status.setQuarantineTaint('monitored-1', true, 'MeasurementMismatch'), true);
+    await status.event(node, 'Warning', 'AttestationQuarantined', 'test');
+    assert.ok((await cp.admin.core.readNode({ name: 'monitored-1' })).spec?.taints?.some((t) => t.key === QUARANTINE_TAINT));
+    const deny = new DenyListStore(sa.core);
+    await deny.add([{ kind: 'disk', id: 'aaaaaaaa-0000-4000-8000-00000000000a', node: 'monitored-1', reason: 'r', since: at.toISOString() }]);
+    assert.equal(await deny.removeNode('monitored-1'), 1);
+    assert.deepEqual(await new BoundDisks(sa.core).of('monitored-1'), []);
+    assert.equal((await sa.core.readNamespacedConfigMap({ namespace: NS, name: 'join-config' })).data?.attestationConfig, '{}');
+    const leases = sa.config.makeApiClient(k8s.CoordinationV1Api);
+    await leases.createNamespacedLease({ namespace: NS, body: { metadata: { name: 'asterism-attestation-monitor' }, spec: { holderIdentity: 'pod-a', leaseDurationSeconds: 15 } } });
+    const lease = await leases.readNamespacedLease({ namespace: NS, name: 'asterism-attestation-monitor' });
+    await leases.replaceNamespacedLease({ namespace: NS, name: 'asterism-attestation-monitor', body: lease });
+    const forbidden: Array<[string, () => Promise<unknown>]> = [
+      ['read a Secret', () => sa.core.readNamespacedSecret({ namespace: NS, name: 'constellation-mastersecret' })],
+      ['list Secrets', () => sa.core.listNamespacedSecret({ namespace: NS })],
+      ['delete a Node', () => sa.core.deleteNode({ name: 'monitored-1' })],
+      ['change join-config', () => cp.admin.core.readNamespacedConfigMap({ namespace: NS, name: 'join-config' }).then((cm) => sa.core.replaceNamespacedConfigMap({ namespace: NS, name: 'join-config', body: cm }))],
+      ['read another ConfigMap by name', () => sa.core.readNamespacedConfigMap({ namespace: NS, name: COMPONENTS_CM })],
+      ['delete the deny list', () => sa.core.deleteNamespacedConfigMap({ namespace: NS, name: 'asterism-attestation-denylist' })],
+      ['take over another Lease', () => leases.readNamespacedLease({ namespace: NS, name: 'kube-scheduler' })],
+      ['list Pods', () => sa.core.listNamespacedPod({ namespace: NS })],
+      ['evict a Pod', () => sa.core.deleteNamespacedPod({ namespace: NS, name: 'any' })],
+    ];
+    for (const [what, call] of forbidden) assert.equal(await statusOf(call), 403, `${what} must be forbidden`);
   });
 
   it('helm uninstall removes the release objects and keeps the CRDs (Helm 3 policy)', async () => {

@@ -13,13 +13,17 @@
  *
  * verification-service (docs/adr/0028): one pod on every node, idle almost always (a document
  * now and then); the same flags keep its resident set low.
+ *
+ * attestation-monitor (docs/adr/0037): two replicas, one round a minute; no flags (the Kubernetes
+ * client's heap is larger than the keyservice's, a 48 MB cap would be tight).
  */
 const LOW_MEMORY = ['--max-semi-space-size=1', '--max-old-space-size=48', '--single-threaded'] as const;
 
 /** Node flags per program (see above). */
-export const APP_NODE_FLAGS: Readonly<Record<'bootstrapper' | 'joinservice' | 'keyservice' | 'verification-service', readonly string[]>> = {
+export const APP_NODE_FLAGS: Readonly<Record<'bootstrapper' | 'joinservice' | 'keyservice' | 'verification-service' | 'attestation-monitor', readonly string[]>> = {
   bootstrapper: [],
   joinservice: [],
   keyservice: LOW_MEMORY,
   'verification-service': LOW_MEMORY,
+  'attestation-monitor': [],
 };

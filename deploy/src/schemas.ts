@@ -1,5 +1,5 @@
 /**
- * values.schema.json of the joinservice, keyservice, verificationservice and asterism-services charts, built from shared
+ * values.schema.json of the joinservice, keyservice, verificationservice, attestationmonitor and asterism-services charts, built from shared
  * definitions. Every object has additionalProperties: false, so a misspelled value fails
  * `helm template/install/lint`. `npx nx run deploy:gen-schemas` writes them; a unit test checks
  * the committed files are current.
@@ -184,12 +184,32 @@ const verificationservice = (): Schema =>
   { $schema: 'http://json-schema.org/draft-07/schema#', title: 'Asterism verification-service chart values', required: ['image', 'attestationVariant'] },
 );
 
+const { probes: _probes, updateStrategy: _us, ...monitorBasics } = podCommon;
+const attestationmonitor = (): Schema =>
+  obj(
+  {
+    ...monitorBasics,
+    attestationVariant: str('Attestation variant of the nodes (required; the joinservice\'s).', { enum: variantNames() }),
+    replicas: int('Replicas; one works at a time (Lease).', { minimum: 1, maximum: 5 }),
+    intervalSeconds: int('Seconds between rounds.', { minimum: 5, maximum: 3600 }),
+    jitterPercent: int('Random spread of each interval, percent.', { minimum: 0, maximum: 50 }),
+    timeoutSeconds: int('Per-node deadline.', { minimum: 1, maximum: 120 }),
+    graceSeconds: int('An unreachable node is unverified and quarantined after this.', { minimum: 0, maximum: 86400 }),
+    concurrency: int('Nodes checked at once.', { minimum: 1, maximum: 64 }),
+    verifyPort: port('The verification service gRPC NodePort on every node.'),
+    clusterId: str('Cluster ID (base64 or hex); empty = derived through the keyservice.'),
+    keyServiceEndpoint: str('host:port of the keyservice instead of key-service.<namespace>:<port>; $(VAR) references to the Service environment are expanded by the kubelet.'),
+  },
+  { $schema: 'http://json-schema.org/draft-07/schema#', title: 'Asterism attestation-monitor chart values', required: ['image', 'attestationVariant'] },
+);
+
 const umbrella = obj(
   {
     global,
     joinservice: { type: 'object', description: 'Values of the joinservice subchart (see its values.schema.json).' },
     keyservice: { type: 'object', description: 'Values of the keyservice subchart (see its values.schema.json).' },
     verificationservice: { type: 'object', description: 'Values of the verification-service subchart (see its values.schema.json).' },
+    attestationmonitor: { type: 'object', description: 'Values of the attestation-monitor subchart (see its values.schema.json).' },
   },
   { $schema: 'http://json-schema.org/draft-07/schema#', title: 'Asterism services umbrella chart values' },
 );
@@ -200,6 +220,7 @@ export function valuesSchemas(): Map<string, Schema> {
     ['joinservice', joinservice()],
     ['keyservice', keyservice],
     ['verificationservice', verificationservice()],
+    ['attestationmonitor', attestationmonitor()],
     ['asterism-services', umbrella],
   ]);
 }

@@ -13,6 +13,7 @@ const PLURALS: Record<string, string> = {
   ConfigMap: 'configmaps',
   Service: 'services',
   DaemonSet: 'daemonsets',
+  Deployment: 'deployments',
   NetworkPolicy: 'networkpolicies',
   Role: 'roles',
   RoleBinding: 'rolebindings',

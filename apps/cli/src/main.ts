@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-/** asterism CLI: `init` creates a cluster through the first node's attested InitServer; `verify` attests a node; `recover` unlocks nodes after a full control-plane outage; `version` says what this build is. */
+/** asterism CLI: `init` creates a cluster through the first node's attested InitServer; `verify` attests a node; `nodes`, `node` and `config` run continuous attestation (docs/protocol/continuous-attestation.md); `recover` unlocks nodes after a full control-plane outage; `version` says what this build is. */
 import * as grpc from '@grpc/grpc-js';
 import { ConfigError } from './config/cli-config.js';
 import { ServicesDeployError } from './init/deploy-services.js';
 import { InitCommandError } from './init/init-command.js';
 import { initCommand } from './init/init-cli.js';
+import { configCommand } from './nodes/config-cli.js';
+import { nodeCommand, nodesCommand } from './nodes/node-cli.js';
 import { recoverCommand } from './recover/recover-cli.js';
 import { EXIT, UsageError } from './usage.js';
 import { CliValidatorError } from './validators/errors.js';
@@ -18,6 +20,9 @@ Commands:
   init     initialize the first control-plane node and create the cluster
   verify   attest a node and compare its measurements with the expected ones
   recover  unlock nodes that wait for recovery (every control plane rebooted at once)
+  nodes    every node's continuous attestation state (alias: status)
+  node     quarantine or readmit a node (asterism node quarantine|readmit <node>)
+  config   check or apply a new attestation config against the running nodes (config check|apply)
   version  print the CLI version, its commit, the supported Kubernetes versions and attestation variants
   help     show this help (also: asterism <command> --help)
 
@@ -37,6 +42,13 @@ async function main(argv: string[]): Promise<number> {
         return await verifyCommand(rest, out);
       case 'recover':
         return await recoverCommand(rest, out);
+      case 'nodes':
+      case 'status':
+        return await nodesCommand(rest, out);
+      case 'node':
+        return await nodeCommand(rest, out);
+      case 'config':
+        return await configCommand(rest, out);
       case 'version':
       case '--version':
         return await versionCommand(rest, out);

@@ -17,6 +17,7 @@ const STATUS_OF: Record<JoinErrorCode, grpc.status> = {
   IDENTITY_BINDING_RACE: grpc.status.ABORTED,
   METADATA_UNAVAILABLE: grpc.status.UNAVAILABLE,
   RATE_LIMITED: grpc.status.RESOURCE_EXHAUSTED,
+  QUARANTINED: grpc.status.PERMISSION_DENIED,
 };
 
 /** join.API over the ticket issuer: rate limiting, join ids, status mapping, metrics. */

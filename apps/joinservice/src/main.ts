@@ -24,6 +24,7 @@ import {
 } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@asterism/logger';
 import { cloudMetadata, parseCloudKind, QemuMetadataClient, QEMU_METADATA_BASE_URL, StaticFileMetadata, type MetadataProvider } from '@asterism/metadata';
+import { CachedDenyList, DenyListStore } from '@asterism/node-attestation';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { ConfigWatcher } from './attestation/config-watcher.js';
 import { UpdatableValidator } from './attestation/updatable-validator.js';
@@ -156,6 +157,8 @@ async function serve(w: Wiring, validator: UpdatableValidator, keys: KeyServiceC
   return startJoinService({
     issuer,
     ...(identity ? { identity } : {}),
+    // The attestation monitor's deny list (docs/adr/0037): re-read at most every 2 s, failing closed.
+    denyList: new CachedDenyList(new DenyListStore(clients.core)),
     validator,
     transport: (v) => {
       const credentials = atlsServerCredentials({ clientValidators: [v], logger });

@@ -10,6 +10,7 @@ import { TicketIssuer, type TicketIssuerDeps } from './ticket/ticket-issuer.js';
 import { MeteredValidator } from './attestation/metered-validator.js';
 import type { AttestedPeer } from './identity/peer-identity.js';
 import { IdentityBindingStage, type IdentityBindingDeps } from './ticket/identity-binding.js';
+import { DenyListCheck, type DenyListLookup } from './ticket/deny-list-check.js';
 
 /** How the server authenticates peers: aTLS credentials plus the interceptors that gate calls. */
 export interface ServerTransport {
@@ -34,9 +35,11 @@ export interface RunningJoinService {
 
 /** Options of {@link startJoinService}. */
 export interface JoinServiceOptions {
-  issuer: Omit<TicketIssuerDeps, 'logger' | 'identity'>;
+  issuer: Omit<TicketIssuerDeps, 'logger' | 'identity' | 'denyList'>;
   /** `--identity-binding=strict` (docs/adr/0008): where names, roles and bindings come from; absent = off. */
   identity?: Pick<IdentityBindingDeps, 'directory' | 'store'>;
+  /** The attestation deny list (docs/adr/0037); absent = not checked. */
+  denyList?: DenyListLookup;
   validator: Validator;
   transport: TransportFactory;
   logger: Logger;
@@ -69,7 +72,8 @@ export async function startJoinService(o: JoinServiceOptions): Promise<RunningJo
   if (o.collateralCounts) joinMetrics.observeCollateral(o.collateralCounts);
   const attestedPeer = transport.attestedPeer ?? (() => undefined);
   const identity = o.identity ? new IdentityBindingStage({ ...o.identity, attestedPeer, logger: o.logger }) : undefined;
-  const issuer = new TicketIssuer({ ...o.issuer, logger: o.logger, ...(identity ? { identity } : {}) });
+  const denyList = o.denyList ? new DenyListCheck(o.denyList, attestedPeer) : undefined;
+  const issuer = new TicketIssuer({ ...o.issuer, logger: o.logger, ...(identity ? { identity } : {}), ...(denyList ? { denyList } : {}) });
   const server = new JoinServer(issuer, o.logger, joinMetrics, new PeerRateLimiter(o.ratePerSecond, o.rateBurst), () => o.validator.variant.name);
   grpcServer.server.addService(join.APIService, server.handlers() as unknown as grpc.UntypedServiceImplementation);
   const port = await grpcServer.listen(o.host, o.port, transport.credentials);

@@ -69,7 +69,7 @@ function goBinaryImage(name: string, tag: string, binaries: string[]): ImageSpec
 }
 
 /** Bundled programs that run as pods (deploy/src/bundle.ts). */
-export const SERVICE_BUNDLES = ['joinservice', 'keyservice', 'verification-service'] as const;
+export const SERVICE_BUNDLES = ['joinservice', 'keyservice', 'verification-service', 'attestation-monitor'] as const;
 
 /**
  * An Asterism service: the esbuild bundle at /app (with the grpc.health.v1 proto that
@@ -143,6 +143,8 @@ export function imageCatalog(tags: { etcd: string; pause: string }, kubernetesVe
     serviceImage('keyservice', [9000, 9101], 'control-plane'),
     // Every node serves its own attestation (the chart's DaemonSet, docs/adr/0028).
     serviceImage('verification-service', [9090, 8080], 'all'),
+    // Continuous attestation (docs/adr/0037): a Deployment on the control planes.
+    serviceImage('attestation-monitor', [9206], 'control-plane'),
     {
       name: 'busybox',
       tag: '1.35',

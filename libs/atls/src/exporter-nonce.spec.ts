@@ -10,7 +10,7 @@ import { missingComponent } from '@asterism/testing';
 import { kms } from '@asterism/proto';
 import { announcesExporterEvidence, ATLS_EXPORTER_NONCE_FLAG, exporterClientNonce } from './evidence.js';
 import { atlsChannelCredentials, atlsServerCredentials } from './index.js';
-import { getDataKey, startStubServer, type StubServer } from './test-fixtures.js';
+import { getDataKey, startStubServer, type StubServer } from './services.fixture.js';
 
 const servers: StubServer[] = [];
 after(async () => {

@@ -56,6 +56,7 @@ describe('HelmServicesDeployer', () => {
       joinservice: { image: { repository: 'localhost/asterism/joinservice' }, attestationVariant: 'qemu-vtpm', csp: 'QEMU' },
       keyservice: { image: { repository: 'localhost/asterism/keyservice' }, masterSecret: secretB64, salt: Buffer.alloc(32, 9).toString('base64') },
       verificationservice: { image: { repository: 'localhost/asterism/verification-service' }, attestationVariant: 'qemu-vtpm' },
+      attestationmonitor: { image: { repository: 'localhost/asterism/attestation-monitor' }, attestationVariant: 'qemu-vtpm' },
     });
     assert.equal(existsSync(h.values[0]!.path), false, 'the values file is removed afterwards');
   });

@@ -2,7 +2,7 @@
  * After a successful init, the cluster's services go in the way docs/protocol/helm.md describes:
  * the `join-config` ConfigMap (attestation config + measurement salt) first, then one Helm release
  * of the `asterism-services` chart (joinservice DaemonSet + keyservice with the master secret +
- * the verification-service DaemonSet on every node).
+ * the verification-service DaemonSet on every node + the attestation monitor).
  * Secret values reach Helm only through a 0600 values file in a private temp folder that is
  * removed afterwards; they are never on a command line or in an error.
  */
@@ -33,7 +33,7 @@ export interface ServicesDeployment {
   attestationConfigJson: string;
   variant: string;
   csp: string;
-  /** Image prefix: `<prefix>/joinservice`, `<prefix>/keyservice`, `<prefix>/verification-service`. */
+  /** Image prefix: `<prefix>/joinservice`, `<prefix>/keyservice`, `<prefix>/verification-service`, `<prefix>/attestation-monitor`. */
   imageRepository: string;
   /** User values files, applied after the generated values (they win). */
   valuesFiles: string[];
@@ -101,6 +101,9 @@ export function generatedValues(d: ServicesDeployment): Record<string, unknown> 
     // Every node's verification service (`asterism verify --endpoint`): the chart's defaults name
     // the node's TPM (/dev/tpmrm0); a values file can point it elsewhere (tpm.kind/hostPath).
     verificationservice: { image: { repository: `${d.imageRepository}/verification-service` }, attestationVariant: d.variant },
+    // Continuous attestation of every node (docs/protocol/continuous-attestation.md); it derives
+    // the cluster ID through the keyservice, as the nodes do.
+    attestationmonitor: { image: { repository: `${d.imageRepository}/attestation-monitor` }, attestationVariant: d.variant },
   };
 }
 

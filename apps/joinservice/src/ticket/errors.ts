@@ -5,7 +5,8 @@ import { AsterismError } from '@asterism/errors';
  * INVALID_REQUEST -> InvalidArgument, *_UNAVAILABLE -> Unavailable,
  * CONTROL_PLANE_JOIN_IN_PROGRESS -> Aborted, INTERNAL -> Internal (message kept in the logs only); identity binding
  * (docs/adr/0008): IDENTITY_MISMATCH -> PermissionDenied, IDENTITY_BINDING_RACE -> Aborted,
- * METADATA_UNAVAILABLE -> Unavailable; RATE_LIMITED (too many requests from this peer) -> ResourceExhausted.
+ * METADATA_UNAVAILABLE -> Unavailable; RATE_LIMITED (too many requests from this peer) -> ResourceExhausted;
+ * QUARANTINED (the disk or attestation key is on the attestation deny list, docs/adr/0037) -> PermissionDenied.
  */
 export type JoinErrorCode =
   | 'INVALID_REQUEST'
@@ -16,7 +17,8 @@ export type JoinErrorCode =
   | 'IDENTITY_MISMATCH'
   | 'IDENTITY_BINDING_RACE'
   | 'METADATA_UNAVAILABLE'
-  | 'RATE_LIMITED';
+  | 'RATE_LIMITED'
+  | 'QUARANTINED';
 
 /** A ticket could not be issued; `message` has no secrets and is sent to the client unless the code is INTERNAL. */
 export class JoinError extends AsterismError<JoinErrorCode> {}

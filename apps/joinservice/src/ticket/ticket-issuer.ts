@@ -14,6 +14,7 @@ import type {
   KubeletCertSigner,
   SshHostCertSigner,
 } from './ports.js';
+import type { DenyListCheck } from './deny-list-check.js';
 import type { IdentityBindingStage } from './identity-binding.js';
 import { validateDiskUuid, validateJoinRequest, type CsrValidator, type HostKeyValidator } from './request-validation.js';
 
@@ -37,6 +38,8 @@ export interface TicketIssuerDeps {
   logger: Logger;
   /** Strict identity binding (docs/adr/0008); absent = `--identity-binding=off` (the reference's behaviour). */
   identity?: IdentityBindingStage;
+  /** The attestation deny list (docs/adr/0037); absent = no continuous attestation. */
+  denyList?: DenyListCheck;
   /** Deadline of each outbound call of a ticket (keyservice, Kubernetes API, signers). Default 10 s. */
   outboundTimeoutMs?: number;
 }
@@ -123,6 +126,7 @@ export class TicketIssuer {
     const log = d.logger.child({ joinId: ctx.joinId });
     const valid = validateJoinRequest(req, d.csrValidator, d.hostKeyValidator);
     log.info('issuing join ticket', { nodeName: valid.nodeName, isControlPlane: valid.isControlPlane, diskUuid: valid.diskUuid });
+    await this.#notQuarantined(valid.diskUuid, ctx);
     const identity = d.identity;
     if (identity) await this.#out('KUBERNETES_UNAVAILABLE', 'checking the node identity binding', ctx, (sig) => identity.checkJoin(valid, ctx.peer, sig));
 
@@ -172,11 +176,18 @@ export class TicketIssuer {
     return principals.length > 0 ? principals : [ctx.peer || 'unknown'];
   }
 
+  /** The deny-list stage: before the identity binding and every key, token or object. */
+  async #notQuarantined(diskUuid: string, ctx: TicketContext): Promise<void> {
+    const denyList = this.deps.denyList;
+    if (denyList) await this.#out('KUBERNETES_UNAVAILABLE', 'checking the attestation deny list', ctx, () => denyList.check(diskUuid, ctx.peer));
+  }
+
   /** IssueRejoinTicket: only the disk key and the measurement secret. */
   async issueRejoinTicket(req: join.IssueRejoinTicketRequest, ctx: TicketContext): Promise<join.IssueRejoinTicketResponse> {
     const log = this.deps.logger.child({ joinId: ctx.joinId });
     validateDiskUuid(req.diskUuid);
     log.info('issuing rejoin ticket', { diskUuid: req.diskUuid });
+    await this.#notQuarantined(req.diskUuid, ctx);
     const identity = this.deps.identity;
     if (identity) await this.#out('KUBERNETES_UNAVAILABLE', 'checking the node identity binding', ctx, () => identity.checkRejoin(req.diskUuid, ctx.peer));
     const [measurementSecret, stateDiskKey] = await Promise.all([

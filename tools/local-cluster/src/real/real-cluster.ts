@@ -208,6 +208,11 @@ export function localHelmValues(first: NodeSpec): Record<string, unknown> {
     // The node's vTPM is a swtpm socket, bind-mounted by node.sh at the same path on every node;
     // measured boot is simulated, so there is no firmware event log to mount.
     verificationservice: { tpm: { kind: 'socket', hostPath: NODE_TPM_SOCKET }, firmwareEventLog: false },
+    // Continuous attestation (docs/protocol/continuous-attestation.md): no cluster DNS here, so the
+    // keyservice by its Service environment; a short interval. One replica (~100 MiB each) and a
+    // grace period longer than a node's reboot and rejoin in the fault scenarios (an unreachable
+    // node would otherwise be quarantined mid-test; readmission is an operator's act).
+    attestationmonitor: { keyServiceEndpoint: '$(KEY_SERVICE_SERVICE_HOST):$(KEY_SERVICE_SERVICE_PORT)', intervalSeconds: 20, graceSeconds: 300, replicas: 1 },
   };
 }
 

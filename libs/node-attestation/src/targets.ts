@@ -1,0 +1,14 @@
+import { encodeAttestationConfig, unmarshalAttestationConfig, validatorFromConfigJson, type Validator, type Variant } from '@asterism/attestation';
+import type { Logger } from '@asterism/logger';
+import { runningNodeConfig } from './judge.js';
+import type { NodeView } from './node-status.js';
+
+/** The running-node validator of a config JSON, decoded exactly as the joinservice decodes it. */
+export function runningNodeValidator(variant: Variant, logger: Logger) {
+  return (configJson: string): Validator => validatorFromConfigJson(encodeAttestationConfig(runningNodeConfig(unmarshalAttestationConfig(configJson, variant))), variant, logger);
+}
+
+/** `host:port` of a node's verification service: its InternalIP and the NodePort. */
+export function endpointOf(port: number) {
+  return (node: NodeView): string | undefined => (node.internalIp ? (node.internalIp.includes(':') ? `[${node.internalIp}]:${port}` : `${node.internalIp}:${port}`) : undefined);
+}
