@@ -32,6 +32,7 @@ import { metadataFor } from './metadata-source.js';
 import { detectNodeCondition } from './node-condition.js';
 import { KubeletCsrGenerator } from './node-identity/kubelet-csr.js';
 import { clusterBindingStore, InitDiskBinder } from './node-identity/init-disk-binding.js';
+import { readNodeIdentity } from './node-identity/node-self.js';
 import { EmergencySshSetup, HostKeyFile } from './node-identity/ssh.js';
 import { RecoveryServer } from './recovery/recovery-server.js';
 import { raceForDiskKey } from './recovery/unlock-race.js';
@@ -219,7 +220,8 @@ async function initServerStage(node: BootNode, cleaner: Cleaner): Promise<InitSe
     initSecretHash: await node.metadata.initSecretHash(),
     ssh: new EmergencySshSetup(node.files, node.hostKey),
     cluster: node.backend.initializer,
-    diskBinding: new InitDiskBinder({ issuer: node.issuer, metadata: node.metadata, storeFor: clusterBindingStore, logger }),
+    identity: { read: (signal) => readNodeIdentity(node.metadata, signal) },
+    diskBinding: new InitDiskBinder({ issuer: node.issuer, storeFor: clusterBindingStore, logger }),
     onLocked: () => cleaner.clean(),
   });
   const server = new InitServer(flow, new FileLogSource(cfg.logFile ?? '/dev/null'), logger);

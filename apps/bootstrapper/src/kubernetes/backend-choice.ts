@@ -26,7 +26,6 @@ export function clusterBackendFor(cfg: BootstrapperConfig, metadata: MetadataPro
     const local = new LocalClusterInitializer({
       binaries: { etcd: join(binDir, 'etcd'), kubeApiserver: join(binDir, 'kube-apiserver'), kubeControllerManager: join(binDir, 'kube-controller-manager') },
       dir: files.resolve('/etc/kubernetes'),
-      metadata,
       services: new LocalServiceProcesses({
         dir: files.resolve('/var/lib/asterism/services'),
         variant: cfg.variant.name,
