@@ -13,8 +13,7 @@ import {
   type RunningControlPlane,
 } from '@asterism/k8s-controlplane';
 import type { Logger } from '@asterism/logger';
-import type { ClusterInitializer, InitClusterRequest } from '../../initserver/ports.js';
-import type { ClusterJoiner, JoinClusterRequest } from '../../joinclient/ports.js';
+import type { ClusterInitializer, ClusterJoiner, InitClusterRequest, JoinClusterRequest } from '@asterism/bootstrapper/runtime';
 import { discoverCluster } from './discovery.js';
 import { kubeConfigFor, registerNode, whoAmI } from './node-registration.js';
 

@@ -13,7 +13,7 @@ import { BootstrapTokenIssuer, formatBootstrapToken, NODE_VERSION_NAME, UPDATE_G
 import { createLeaf } from '@asterism/k8s-controlplane';
 import { controlPlaneBinaries, testenvUnavailable } from '@asterism/k8s-testenv';
 import { createLogger } from '@asterism/logger';
-import type { InstanceMetadata, MetadataProvider } from '@asterism/metadata';
+import type { InstanceMetadata } from '@asterism/metadata';
 import type { ClusterServices, ClusterServicesContext } from './local-backend.js';
 import { LocalClusterInitializer, LocalClusterJoiner } from './local-backend.js';
 import { caPins, DiscoveryError } from './discovery.js';
@@ -22,13 +22,6 @@ const skip = testenvUnavailable();
 const logger = createLogger({ component: 'test', level: 'error' });
 
 const self: InstanceMetadata = { Name: 'control-plane-0', ProviderID: 'local:///control-plane-0', Role: 'ControlPlane', VPCIP: '127.0.0.1', SecondaryIPRange: '', AliasIPRanges: null };
-const metadata: MetadataProvider = {
-  self: async () => self,
-  list: async () => [self],
-  getLoadBalancerEndpoint: async () => ({ host: '127.0.0.1', port: '6443' }),
-  initSecretHash: async () => '',
-  uid: async () => '',
-};
 
 class RecordingServices implements ClusterServices {
   started: ClusterServicesContext | undefined;
