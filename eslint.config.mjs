@@ -153,4 +153,19 @@ export default [
       ],
     },
   },
+  {
+    // The simulated node (tools/simulated-node) is a second composition root of the bootstrapper
+    // (docs/adr/0036-node-runtime.md): it may import the app's runtime entry point, nothing else of it.
+    files: ['tools/simulated-node/**/*.ts'],
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: ['@asterism/bootstrapper/runtime'],
+          depConstraints: [{ sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:lib', 'type:proto', 'type:app', 'type:tool'] }],
+        },
+      ],
+    },
+  },
 ];

@@ -125,12 +125,17 @@ export interface BundleOptions {
   singleFile?: boolean;
   /** esbuild `define`s (identifier -> JSON text), e.g. build facts stamped into the CLI. */
   define?: Record<string, string>;
+  /**
+   * Another entry point than the app's (absolute `file`, dependencies resolved from the package in
+   * `packageDir`): the local cluster bundles its simulated node this way.
+   */
+  entry?: { file: string; packageDir: string };
 }
 
 /** Bundles a program (`apps/<app>/src/main.ts` or an extra entry point) into `<outRoot>/<app>/main.mjs` (or `main.cjs`). */
 export async function bundleApp(app: string, opts: BundleOptions = {}): Promise<BundleResult> {
   const root = opts.root ?? REPO_ROOT;
-  const { entry, appDir } = entryPoint(app, root);
+  const { entry, appDir } = opts.entry ? { entry: opts.entry.file, appDir: opts.entry.packageDir } : entryPoint(app, root);
   if (!existsSync(entry)) throw new Error(`cannot bundle ${app}: ${entry} does not exist`);
   const outDir = join(opts.outRoot ?? join(root, 'dist'), app);
   const cjs = opts.format === 'cjs';

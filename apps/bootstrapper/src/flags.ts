@@ -26,22 +26,16 @@ export interface BootstrapperConfig {
   /** AWS/Azure/GCP: EC2/ELBv2, ARM or Compute Engine base URL instead of the real one (emulators). */
   cloudApiUrl: string | undefined;
   nodeName: string | undefined;
-  backend: 'kubeadm' | 'local';
+  /** Where kubeadm is (default: the one the components installed under /run/state/bin). */
   k8sBinDir: string | undefined;
   initHost: string;
   initPort: number;
   joinServicePort: number;
   logFile: string | undefined;
-  /** Local backend (node 0): the joinservice's attestation config, and service ports. */
-  joinAttestationConfig: string | undefined;
-  keyServicePort: number;
-  localJoinServicePort: number;
   /** Addresses used as SSH principals instead of the host's interfaces (local nodes share one host). */
   addresses: string[] | undefined;
   /** Local address of join.API connections (docs/adr/0008: the joinservice names peers by source IP). */
   joinSourceAddress: string | undefined;
-  /** API server port of the local backend (0 = free port). */
-  apiServerPort: number;
   /** Who runs the kubelet and reboots the node: systemd (a VM image) or none (an external supervisor). */
   initSystem: 'systemd' | 'none';
   /** kubeadm backend: registry prefix of the control-plane images (empty = kubeadm's default). */
@@ -52,14 +46,6 @@ export interface BootstrapperConfig {
   kubeProxyConntrackMaxPerCore: number | undefined;
   /** recoverproto.API port while a rebooted node waits for its disk key (0 = off). */
   recoveryPort: number;
-  /** Verification service ports (gRPC, HTTP) a running local-backend node serves (0 = off; always 0 on kubeadm). */
-  verifyGrpcPort: number;
-  verifyHttpPort: number;
-  /**
-   * Local backend: JSON file naming the bundles (and Node flags) of the keyservice, joinservice and
-   * verification-service programs (kubernetes/local/programs.ts); absent: run from the sources.
-   */
-  localApps: string | undefined;
 }
 
 export const USAGE = `Usage: bootstrapper [flags]
@@ -89,19 +75,16 @@ Flags (environment in brackets):
   --cloud-api-url <url>          AWS/Azure/GCP: EC2/ELBv2, ARM or Compute Engine base URL instead of
                                  the real one (emulators in tests)
   --node-name <name>             this node's name in a file: metadata source
-  --k8s-backend <b>              kubeadm | local (default kubeadm)
-  --k8s-bin-dir <dir>            kube-apiserver/etcd/... for the local backend
+  --k8s-backend <b>              kubeadm (the only backend of this program; the local cluster's
+                                 simulated nodes run tools/simulated-node)
+  --k8s-bin-dir <dir>            where kubeadm is (default: the components' /run/state/bin)
   --init-host <addr>             init.API listen address (default 0.0.0.0)
   --init-port <n>                init.API port (default 9000)
   --join-service-port <n>        joinservice port on control planes (default 30090)
   --log-file <file>              also write logs here (streamed to the CLI when init fails)
-  --join-attestation-config <f>  local backend: attestation config the joinservice enforces
-  --key-service-port <n>         local backend: keyservice port (default 9009)
-  --local-join-service-port <n>  local backend: joinservice port (default 30090)
   --address <ip>                 SSH principal address instead of the interfaces (repeatable)
   --join-source-address <ip>     local address of join.API connections: the joinservice identifies
                                  a node by its source IP (local cluster nodes share one loopback)
-  --api-server-port <n>          local backend: API server port, 0 = free (default 6443)
   --init-system <s>              systemd: enable kubelet.service and reboot with systemctl;
                                  none: the node's supervisor starts the kubelet once kubeadm wrote
                                  its configuration in this boot or the bootstrapper wrote
@@ -115,17 +98,6 @@ Flags (environment in brackets):
                                  kernel's limit (needed when the node is a network namespace)
   --recovery-port <n>            recoverproto.API port on --init-host while a rebooted node waits
                                  for its disk key, 0 = off (default 9999)
-  --verify-grpc-port <n>         local backend: verification service gRPC port on --init-host,
-                                 served after bootstrapping; 0 = off (default 30081). kubeadm
-                                 nodes get it from the chart's verification-service DaemonSet and
-                                 refuse the flag (docs/adr/0028)
-  --verify-http-port <n>         local backend: verification service HTTP port (default 30080)
-  --local-apps <file>            local backend: JSON file with the bundles and Node flags of the
-                                 keyservice, joinservice and verification-service programs (as
-                                 the local cluster builds them); with a verification-service
-                                 program a node with nothing else to supervise hands its
-                                 verification service to it and exits (default: run the sources
-                                 through tsx, verification served by this process)
   -h, --help                     show this help`;
 
 export { FlagError };
@@ -148,20 +120,13 @@ const OPTIONS = {
   'init-port': { type: 'string' },
   'join-service-port': { type: 'string' },
   'log-file': { type: 'string' },
-  'join-attestation-config': { type: 'string' },
-  'key-service-port': { type: 'string' },
-  'local-join-service-port': { type: 'string' },
   address: { type: 'string', multiple: true },
   'join-source-address': { type: 'string' },
-  'api-server-port': { type: 'string' },
   'init-system': { type: 'string' },
   'image-repository': { type: 'string' },
   'ignore-preflight-errors': { type: 'string' },
   'kube-proxy-conntrack-max-per-core': { type: 'string' },
   'recovery-port': { type: 'string' },
-  'verify-grpc-port': { type: 'string' },
-  'verify-http-port': { type: 'string' },
-  'local-apps': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -179,10 +144,10 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
   // Groups run in this order so the first invalid flag reported stays the same.
   const variant = attestationVariant(values['attestation-variant'] ?? env.CONSTEL_ATTESTATION_VARIANT);
   const backend = values['k8s-backend'] ?? 'kubeadm';
-  if (backend !== 'kubeadm' && backend !== 'local') throw new FlagError(`unknown --k8s-backend "${backend}": want kubeadm or local`);
+  if (backend !== 'kubeadm') throw new FlagError(`unknown --k8s-backend "${backend}": want kubeadm (simulated nodes run tools/simulated-node)`);
   const platform = cloudPlatform(values, env);
   const node = nodeSettings(values);
-  return { verbosity: int('v', values.v, 0, -10, 10), variant, ...platform, ...node, backend, ...ports(values), ...kubernetes(values, backend) };
+  return { verbosity: int('v', values.v, 0, -10, 10), variant, ...platform, ...node, ...ports(values), ...kubernetes(values) };
 }
 
 /** `--csp`, `--metadata` and `--cloud-api-url`, which must agree with each other. */
@@ -225,45 +190,17 @@ function ports(values: FlagValues) {
     initHost: values['init-host'] ?? '0.0.0.0',
     initPort: int('init-port', values['init-port'], 9000, 0, 65535),
     joinServicePort: int('join-service-port', values['join-service-port'], 30090, 1, 65535),
-    keyServicePort: int('key-service-port', values['key-service-port'], 9009, 1, 65535),
-    localJoinServicePort: int('local-join-service-port', values['local-join-service-port'], 30090, 1, 65535),
-    apiServerPort: int('api-server-port', values['api-server-port'], 6443, 0, 65535),
   } satisfies Partial<BootstrapperConfig>;
 }
 
-/** Kubernetes backend settings and the ports validated after them. */
-function kubernetes(values: FlagValues, backend: BootstrapperConfig['backend']) {
+/** kubeadm settings and the recovery port. */
+function kubernetes(values: FlagValues) {
   const conntrack = values['kube-proxy-conntrack-max-per-core'];
   return {
     k8sBinDir: values['k8s-bin-dir'],
-    joinAttestationConfig: values['join-attestation-config'],
     imageRepository: values['image-repository'] || undefined,
     kubeProxyConntrackMaxPerCore: conntrack === undefined ? undefined : int('kube-proxy-conntrack-max-per-core', conntrack, 0, 0, 1 << 20),
     recoveryPort: int('recovery-port', values['recovery-port'], 9999, 0, 65535),
-    verifyGrpcPort: verifyGrpcPort(values, backend),
-    verifyHttpPort: int('verify-http-port', values['verify-http-port'], 30080, 0, 65535),
     ignorePreflightErrors: (values['ignore-preflight-errors'] ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    localApps: localApps(values, backend),
   } satisfies Partial<BootstrapperConfig>;
-}
-
-/**
- * The local backend's bootstrapper serves the verification service (no pods there). A kubeadm
- * node gets it from the chart's DaemonSet and its bootstrapper exits after bootstrapping, so a
- * port there would only shadow the NodePort (docs/adr/0028).
- */
-function verifyGrpcPort(values: FlagValues, backend: BootstrapperConfig['backend']): number {
-  const port = int('verify-grpc-port', values['verify-grpc-port'], backend === 'local' ? 30081 : 0, 0, 65535);
-  if (backend === 'kubeadm' && port !== 0) {
-    throw new FlagError('--verify-grpc-port is for the local backend: kubeadm nodes get the verification service from the asterism-services chart (verification-service DaemonSet)');
-  }
-  return port;
-}
-
-/** `--local-apps` (local backend only: a kubeadm node's programs are the images the cluster runs). */
-function localApps(values: FlagValues, backend: BootstrapperConfig['backend']): string | undefined {
-  const file = values['local-apps'];
-  if (file !== undefined && backend !== 'local') throw new FlagError('--local-apps is for the local backend: kubeadm nodes run the services as pods');
-  if (file === '') throw new FlagError('--local-apps needs a file');
-  return file;
 }

@@ -78,6 +78,7 @@ describe('InitServer vs JoinClient race on a real TPM lock', { skip }, () => {
         files: new NodeFileWriter(join(root, 'init')),
         ssh: { install: async () => undefined },
         host: { addresses: async () => [], hostname: async () => 'node-0' },
+        identity: { read: async () => ({ name: 'node-0', role: 'ControlPlane', ip: '', providerId: '' }) },
         cluster: { initCluster: async () => Buffer.from('kubeconfig') },
         diskBinding: { bind: async () => 'created' },
         onLocked: () => cleaner.clean(),

@@ -32,6 +32,12 @@ const run = promisify(execFile);
 const testdata = (p: string) => readFileSync(join(WORKSPACE_ROOT, 'testdata', p));
 
 const roots: string[] = [];
+/**
+ * The bootstrapper's stages as a process that leaves the host alone: the local cluster's simulated
+ * node (no kubeadm, no systemctl; docs/adr/0036-node-runtime.md). The issuers under test are the
+ * bootstrapper's own.
+ */
+const SIMULATED_NODE = 'tools/simulated-node/src/main.ts';
 const processes: ServiceProcess[] = [];
 after(async () => {
   for (const p of processes) await p.stop();
@@ -63,7 +69,7 @@ async function freePort(): Promise<number> {
 
 function start(variant: string, root: string, initPort: number, extra: string[]): ServiceProcess {
   // init.API serves while the join client retries against a joinservice that does not exist.
-  const p = startTsProcess('apps/bootstrapper/src/main.ts', [
+  const p = startTsProcess(SIMULATED_NODE, [
     `--attestation-variant=${variant}`,
     `--state-root=${root}`,
     '--k8s-backend=local',

@@ -28,6 +28,7 @@ function initServer(): InitServer {
     disk: { uuid: async () => '0', updatePassphrase: async () => undefined, markForReset: async () => undefined },
     files: new NodeFileWriter(mkdtempSync(join(tmpdir(), 'status-'))),
     ssh: { install: async () => undefined },
+    identity: { read: async () => assert.fail('a wrong secret must not read the node identity') },
     host: { addresses: async () => ['192.0.2.10'], hostname: async () => 'node-0' },
     cluster: { initCluster: async () => Buffer.from('kubeconfig') },
     diskBinding: { bind: async () => assert.fail('a wrong secret must not bind the disk') },

@@ -19,6 +19,12 @@ const swtpmSkip = swtpmAvailable() ? false : missingComponent('swtpm', SWTPM_INS
 const MARKED_RTMR2 = createHash('sha384').update(Buffer.concat([Buffer.alloc(48), createHash('sha384').update(Buffer.alloc(32)).digest()])).digest();
 
 const roots: string[] = [];
+/**
+ * The bootstrapper's stages as a process that leaves the host alone: the local cluster's simulated
+ * node (no kubeadm, no systemctl; docs/adr/0036-node-runtime.md). The issuers under test are the
+ * bootstrapper's own.
+ */
+const SIMULATED_NODE = 'tools/simulated-node/src/main.ts';
 const processes: ServiceProcess[] = [];
 after(async () => {
   for (const p of processes) await p.stop();
@@ -39,7 +45,7 @@ function nodeRoot(rtmr2?: Buffer): string {
 }
 
 function start(variant: string, root: string, extra: string[] = []): ServiceProcess {
-  const p = startTsProcess('apps/bootstrapper/src/main.ts', [
+  const p = startTsProcess(SIMULATED_NODE, [
     `--attestation-variant=${variant}`,
     `--state-root=${root}`,
     `--metadata=file:${join(root, 'metadata.json')}`,

@@ -24,6 +24,7 @@ import { join as joinApi } from '@asterism/proto';
 import { missingComponent } from '@asterism/testing';
 import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT, type Swtpm } from '@asterism/tpm/testing';
 import { call, joinRequest, keyserviceCalls, startHarness, type Harness } from './joinservice-harness.int.spec.js';
+import { resolvePeer } from './identity/peer-identity.js';
 import { IdentityBindingStage } from './ticket/identity-binding.js';
 import { JoinError } from './ticket/errors.js';
 
@@ -200,12 +201,12 @@ describe('joinservice --identity-binding=strict: identity bound to attestation',
     const stage = new IdentityBindingStage({
       directory: { lookup: async (ip) => ({ '10.0.0.1': { name: 'n1', role: 'Worker' as const }, '10.0.0.2': { name: 'n2', role: 'Worker' as const } })[ip] },
       store,
-      attestedPeer: () => attested,
       logger: createNopLogger(),
     });
     const uuid = 'dddddddd-0000-4000-8000-00000000000d';
     const req = (nodeName: string) => ({ diskUuid: uuid, nodeName, isControlPlane: false });
-    const results = await Promise.allSettled([stage.checkJoin(req('n1'), '10.0.0.1:1'), stage.checkJoin(req('n2'), '10.0.0.2:1')]);
+    const peer = (address: string) => resolvePeer(address, () => attested);
+    const results = await Promise.allSettled([stage.checkJoin(req('n1'), peer('10.0.0.1:1')), stage.checkJoin(req('n2'), peer('10.0.0.2:1'))]);
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
     const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     assert.ok(lost.reason instanceof JoinError && lost.reason.code === 'IDENTITY_BINDING_RACE', String(lost.reason));

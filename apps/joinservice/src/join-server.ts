@@ -3,8 +3,10 @@ import { JOIN_ID_METADATA, joinIdFrom, type Logger } from '@asterism/logger';
 import type { join } from '@asterism/proto';
 import type { JoinMetrics } from './metrics.js';
 import { toStatus, type PeerRateLimiter } from '@asterism/service-runtime';
+import { resolvePeer, type AttestationLookup } from './identity/peer-identity.js';
 import { JoinError, type JoinErrorCode } from './ticket/errors.js';
-import type { TicketIssuer } from './ticket/ticket-issuer.js';
+import { parseJoinRequest, parseRejoinRequest } from './ticket/request-validation.js';
+import type { TicketContext, TicketIssuer } from './ticket/ticket-issuer.js';
 
 /** The joinservice's answer table (INTERNAL causes are logged with the join id, never sent). */
 const STATUS_OF: Record<JoinErrorCode, grpc.status> = {
@@ -20,7 +22,11 @@ const STATUS_OF: Record<JoinErrorCode, grpc.status> = {
   QUARANTINED: grpc.status.PERMISSION_DENIED,
 };
 
-/** join.API over the ticket issuer: rate limiting, join ids, status mapping, metrics. */
+/**
+ * join.API over the ticket issuer: rate limiting, join ids, status mapping, metrics. The one place
+ * where a call becomes domain input: the request is parsed (pure, ticket/request-validation.ts)
+ * and the peer resolved with its accepted attestation into the {@link TicketContext}, once.
+ */
 export class JoinServer {
   constructor(
     private readonly issuer: TicketIssuer,
@@ -28,16 +34,18 @@ export class JoinServer {
     private readonly metrics: JoinMetrics,
     private readonly limiter: PeerRateLimiter,
     private readonly variant: () => string,
+    /** The aTLS layer's accepted attestation by peer string; none without one (tests). */
+    private readonly attestationOf: AttestationLookup = () => undefined,
   ) {}
 
   /** Handlers for `server.addService(join.APIService, ...)`. */
   handlers(): join.APIServer {
     return {
       issueJoinTicket: (call, callback) => {
-        void this.handle('join', call, callback, (ctx) => this.issuer.issueJoinTicket(call.request, ctx));
+        void this.handle('join', call, callback, (ctx) => this.issuer.issueJoinTicket(parseJoinRequest(call.request), ctx));
       },
       issueRejoinTicket: (call, callback) => {
-        void this.handle('rejoin', call, callback, (ctx) => this.issuer.issueRejoinTicket(call.request, ctx));
+        void this.handle('rejoin', call, callback, (ctx) => this.issuer.issueRejoinTicket(parseRejoinRequest(call.request), ctx));
       },
     };
   }
@@ -46,7 +54,7 @@ export class JoinServer {
     kind: 'join' | 'rejoin',
     call: grpc.ServerUnaryCall<Req, Res>,
     callback: grpc.sendUnaryData<Res>,
-    run: (ctx: { peer: string; joinId: string; signal: AbortSignal }) => Promise<Res>,
+    run: (ctx: TicketContext) => Promise<Res>,
   ): Promise<void> {
     const peer = call.getPeer();
     const joinId = joinIdFrom(call.metadata);
@@ -64,7 +72,7 @@ export class JoinServer {
     const abort = new AbortController();
     call.on('cancelled', () => abort.abort());
     try {
-      const res = await run({ peer, joinId, signal: abort.signal });
+      const res = await run({ peer: resolvePeer(peer, this.attestationOf), joinId, signal: abort.signal });
       this.metrics.issued.inc({ kind, variant });
       this.metrics.duration.observe({ kind, outcome: 'issued' }, seconds());
       callback(null, res, trailer);

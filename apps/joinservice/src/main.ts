@@ -133,7 +133,6 @@ async function ticketIssuer({ cfg, logger, clients }: Wiring, keys: KeyServiceCl
   const measurementSalt = await step(logger, 'reading measurement salt', () => readFile(join(cfg.configDir, 'measurementSalt')));
   const pkiDir = join(cfg.kubernetesDir, 'pki');
   const kubeletCa = await step(logger, `loading the cluster CA from ${pkiDir}`, () => KubeletCa.load(pkiDir));
-  const ssh = new EmergencySshCa();
   return {
     keys,
     tokens: new KubeadmJoinTokens(new SharedBootstrapTokens(new BootstrapTokenIssuer(clients.core)), join(cfg.kubernetesDir, 'admin.conf'), endpoint),
@@ -142,9 +141,7 @@ async function ticketIssuer({ cfg, logger, clients }: Wiring, keys: KeyServiceCl
     controlPlaneFiles: new ControlPlaneFilesReader(cfg.kubernetesDir),
     joiningNodes: new JoiningNodeWriter(clients.custom),
     certSans: new ClusterConfigurationSans(cfg.kubeadmConfigPath),
-    sshCa: ssh,
-    csrValidator: kubeletCa,
-    hostKeyValidator: ssh,
+    sshCa: new EmergencySshCa(),
     measurementSalt,
   };
 }

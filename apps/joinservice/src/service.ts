@@ -8,7 +8,8 @@ import type { CollateralCounts } from './certcache/snp-collateral.js';
 import { JoinMetrics } from './metrics.js';
 import { TicketIssuer, type TicketIssuerDeps } from './ticket/ticket-issuer.js';
 import { MeteredValidator } from './attestation/metered-validator.js';
-import type { AttestedPeer } from './identity/peer-identity.js';
+import type { AttestationLookup } from './identity/peer-identity.js';
+import type { TicketCheck } from './ticket/admission.js';
 import { IdentityBindingStage, type IdentityBindingDeps } from './ticket/identity-binding.js';
 import { DenyListCheck, type DenyListLookup } from './ticket/deny-list-check.js';
 
@@ -19,7 +20,7 @@ export interface ServerTransport {
   /** Connections the transport refused before attestation, by reason (aTLS admission limits). */
   refusals?: () => Readonly<Record<string, number>>;
   /** The verified attestation of a connection by grpc-js peer string (identity binding needs it). */
-  attestedPeer?: (peer: string) => AttestedPeer | undefined;
+  attestedPeer?: AttestationLookup;
 }
 
 /** Builds the transport around the (metered, hot-reloading) validator of joining nodes. */
@@ -35,10 +36,15 @@ export interface RunningJoinService {
 
 /** Options of {@link startJoinService}. */
 export interface JoinServiceOptions {
-  issuer: Omit<TicketIssuerDeps, 'logger' | 'identity' | 'denyList'>;
+  issuer: Omit<TicketIssuerDeps, 'logger' | 'admission'>;
   /** `--identity-binding=strict` (docs/adr/0008): where names, roles and bindings come from; absent = off. */
   identity?: Pick<IdentityBindingDeps, 'directory' | 'store'>;
-  /** The attestation deny list (docs/adr/0037); absent = not checked. */
+  /**
+   * Further admission checks (ticket/admission.ts), run before identity binding: the place for a
+   * check by disk UUID or attestation key such as a deny list.
+   */
+  admission?: readonly TicketCheck[];
+  /** The attestation deny list (docs/adr/0037); absent = not checked. Runs before every other admission check. */
   denyList?: DenyListLookup;
   validator: Validator;
   transport: TransportFactory;
@@ -70,11 +76,11 @@ export async function startJoinService(o: JoinServiceOptions): Promise<RunningJo
   });
   if (transport.refusals) joinMetrics.observeConnectionRefusals(transport.refusals);
   if (o.collateralCounts) joinMetrics.observeCollateral(o.collateralCounts);
-  const attestedPeer = transport.attestedPeer ?? (() => undefined);
-  const identity = o.identity ? new IdentityBindingStage({ ...o.identity, attestedPeer, logger: o.logger }) : undefined;
-  const denyList = o.denyList ? new DenyListCheck(o.denyList, attestedPeer) : undefined;
-  const issuer = new TicketIssuer({ ...o.issuer, logger: o.logger, ...(identity ? { identity } : {}), ...(denyList ? { denyList } : {}) });
-  const server = new JoinServer(issuer, o.logger, joinMetrics, new PeerRateLimiter(o.ratePerSecond, o.rateBurst), () => o.validator.variant.name);
+  const identity = o.identity ? new IdentityBindingStage({ ...o.identity, logger: o.logger }) : undefined;
+  const admission = [...(o.denyList ? [new DenyListCheck(o.denyList)] : []), ...(o.admission ?? []), ...(identity ? [identity] : [])];
+  const issuer = new TicketIssuer({ ...o.issuer, logger: o.logger, admission });
+  const limiter = new PeerRateLimiter(o.ratePerSecond, o.rateBurst);
+  const server = new JoinServer(issuer, o.logger, joinMetrics, limiter, () => o.validator.variant.name, transport.attestedPeer);
   grpcServer.server.addService(join.APIService, server.handlers() as unknown as grpc.UntypedServiceImplementation);
   const port = await grpcServer.listen(o.host, o.port, transport.credentials);
   let metricsEndpoint: MetricsEndpoint | undefined;

@@ -17,12 +17,6 @@ const unreachable = new Proxy(
     get: (_t, name) => () => Promise.reject(new Error(`stream-flood fixture: back end ${String(name)} must not be reached`)),
   },
 );
-const validate = {
-  validate: () => {
-    throw new Error('stream-flood fixture: no request may get this far');
-  },
-};
-
 const logger = createLogger({ component: 'joinservice' });
 const validator = new QemuVtpmValidator(new Map([[4, { expected: Buffer.from(process.argv[2] ?? '', 'hex'), validationOpt: 'Enforce' as const }]]));
 const issuer = {
@@ -34,10 +28,8 @@ const issuer = {
   joiningNodes: unreachable,
   certSans: unreachable,
   sshCa: unreachable,
-  csrValidator: validate,
-  hostKeyValidator: validate,
   measurementSalt: Buffer.alloc(32, 0x33),
-} as unknown as Omit<TicketIssuerDeps, 'logger' | 'identity'>;
+} as unknown as Omit<TicketIssuerDeps, 'logger' | 'admission'>;
 
 const running = await startJoinService({
   issuer,

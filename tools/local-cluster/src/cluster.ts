@@ -12,7 +12,7 @@ import { createHostKey, createStateDisk, resetTpm, startSwtpm } from './machine.
 import { attestationConfigJson, measureBoot } from './measured-boot.js';
 import { writeMetadataFile } from './metadata-file.js';
 import { sessionProcesses } from './processes.js';
-import { bootstrapperProgram, buildPrograms } from './programs.js';
+import { bootstrapperProgram, buildPrograms, SIMULATED_NODE_ENTRY } from './programs.js';
 
 /** The checkout this tool runs from. */
 export const WORKSPACE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -82,7 +82,7 @@ export type ProgramRuntime = 'bundles' | 'sources';
 
 /** `node <flags> <bundle> --local-apps=...` or `node --import tsx <sources>`. */
 function bootstrapperCommand(layout: ClusterLayout, runtime: ProgramRuntime): string[] {
-  if (runtime === 'sources') return ['--import', TSX, join(WORKSPACE_ROOT, 'apps/bootstrapper/src/main.ts')];
+  if (runtime === 'sources') return ['--import', TSX, SIMULATED_NODE_ENTRY];
   const program = bootstrapperProgram(layout);
   return [...program.nodeFlags, program.entry, `--local-apps=${layout.programsFile}`];
 }

@@ -11,7 +11,8 @@ import { InitFailure } from './init-failure.js';
 import { timedStage } from '../stage-timer.js';
 import { validateInitRequest, type ValidInitRequest } from './init-request.js';
 import type { HostInfo, LogSource } from '../host/ports.js';
-import type { ClusterInitializer, OwnDiskBinding, SshSetup } from './ports.js';
+import type { NodeIdentity } from '../node-identity/node-self.js';
+import type { ClusterInitializer, NodeIdentitySource, OwnDiskBinding, SshSetup } from './ports.js';
 
 export { InitFailure, type InitFailureCode } from './init-failure.js';
 
@@ -29,6 +30,8 @@ export interface InitFlowDeps {
   ssh: SshSetup;
   host: HostInfo;
   cluster: ClusterInitializer;
+  /** Where this node's name, IP and provider ID come from: read once per init, handed to the runtime and the binding. */
+  identity: NodeIdentitySource;
   /** Binds this node's disk to its attestation key in the new cluster (docs/adr/0008). */
   diskBinding: OwnDiskBinding;
   /** Stops the JoinClient (and, after this call, the InitServer). */
@@ -90,8 +93,9 @@ export class InitFlow {
     const diskUuid = await this.stage('setting up disk', () => this.setUpDisk(keys.kms));
     await this.stage('persisting node state', () => writeNodeState(this.deps.files, { role: 'ControlPlane', measurementSalt: keys.valid.measurementSalt }));
     await this.stage('setting up emergency SSH', () => this.setUpSsh(keys));
-    const kubeconfig = await this.stage('initializing cluster', () => this.initCluster(req, keys.valid, signal));
-    await this.stage('binding disk to attestation key', () => this.deps.diskBinding.bind({ adminKubeconfig: kubeconfig, diskUuid }, signal), bindingFailed);
+    const node = await this.stage('reading node identity', () => this.deps.identity.read(signal));
+    const kubeconfig = await this.stage('initializing cluster', () => this.initCluster(req, keys.valid, node, signal));
+    await this.stage('binding disk to attestation key', () => this.deps.diskBinding.bind({ adminKubeconfig: kubeconfig, diskUuid, nodeName: node.name }, signal), bindingFailed);
     const { cluster } = this.deps;
     if (cluster.startServices) await this.stage('starting cluster services', () => cluster.startServices!(signal));
     this.deps.logger.info('cluster initialized');
@@ -144,7 +148,7 @@ export class InitFlow {
     await this.deps.ssh.install(seed, [...new Set(principals)]);
   }
 
-  private initCluster(req: init.InitRequest, valid: ValidInitRequest, signal?: AbortSignal): Promise<Buffer> {
+  private initCluster(req: init.InitRequest, valid: ValidInitRequest, node: NodeIdentity, signal?: AbortSignal): Promise<Buffer> {
     const { masterSecret } = valid;
     return this.deps.cluster.initCluster(
       {
@@ -155,6 +159,7 @@ export class InitFlow {
         apiServerCertSans: req.apiserverCertSans,
         serviceCidr: req.serviceCidr,
         serviceSecrets: { masterSecret: Buffer.from(masterSecret.key), masterSalt: Buffer.from(masterSecret.salt), measurementSalt: valid.measurementSalt },
+        node,
       },
       signal,
     );

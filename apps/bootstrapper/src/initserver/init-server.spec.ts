@@ -56,6 +56,7 @@ function setup(over: Partial<InitFlowDeps> = {}, opts: { logs?: Buffer; attempts
     ssh: { install: async (seed, principals) => void sshCalls.push({ seed, principals }) },
     host: { addresses: async () => ['192.0.2.10'], hostname: async () => 'node-0' },
     cluster: { initCluster: async (req) => Buffer.from(`kubeconfig for ${req.clusterName}`) },
+    identity: { read: async () => ({ name: 'control-plane-0', role: 'ControlPlane', ip: '192.0.2.10', providerId: '' }) },
     diskBinding: { bind: async () => 'created' },
     onLocked: () => void locked++,
     logger: createNopLogger(),
@@ -112,6 +113,21 @@ describe('InitServer (TestInit)', () => {
     assert.equal(s.sshCalls[0]?.seed.toString('hex'), '3dcce96e5c53e7f1696aca1cd27ed294d0f545b6384abf5fe6fc1ed53980268c');
     assert.deepEqual(s.sshCalls[0]?.principals, ['192.0.2.10', 'node-0', '203.0.113.7']);
     assert.deepEqual(s.server.outcome, { kind: 'succeeded' });
+  });
+
+  it('reads the node identity once and hands it to the node runtime and the disk binding', async () => {
+    let reads = 0;
+    const node = { name: 'control-plane-0', role: 'ControlPlane' as const, ip: '10.0.0.1', providerId: 'qemu:///cp0' };
+    const seen: { runtime?: unknown; bindingName?: string } = {};
+    const s = setup({
+      identity: { read: async () => (reads++, node) },
+      cluster: { initCluster: async (req) => ((seen.runtime = req.node), Buffer.from('kc')) },
+      diskBinding: { bind: async (req) => ((seen.bindingName = req.nodeName), 'created') },
+    });
+    const { code } = await callInit(s.server, request());
+    assert.equal(code, grpc.status.OK);
+    assert.equal(reads, 1);
+    assert.deepEqual(seen, { runtime: node, bindingName: 'control-plane-0' });
   });
 
   it('refuses a second init with FailedPrecondition and streams the failure and logs', async () => {

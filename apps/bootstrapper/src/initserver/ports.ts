@@ -1,5 +1,6 @@
 /** What the InitServer needs, declared by the consumer and injected (tests pass stubs). */
 import type { components } from '@asterism/proto';
+import type { NodeIdentity } from '../node-identity/node-self.js';
 
 /** Parameters of the first control-plane node's cluster creation (docs/protocol/kubernetes.md). */
 export interface InitClusterRequest {
@@ -15,6 +16,8 @@ export interface InitClusterRequest {
    * starts the services itself. Backends that deploy nothing ignore them.
    */
   serviceSecrets?: { masterSecret: Buffer; masterSalt: Buffer; measurementSalt: Buffer };
+  /** This node, read once from the metadata source by the init flow (runtimes never re-read it). */
+  node: NodeIdentity;
 }
 
 /** Creates the Kubernetes control plane on this node and returns an admin kubeconfig. */
@@ -36,7 +39,12 @@ export interface ClusterInitializer {
  * an equal binding exists; a binding to another identity is an error.
  */
 export interface OwnDiskBinding {
-  bind(req: { adminKubeconfig: Buffer; diskUuid: string }, signal?: AbortSignal): Promise<'created' | 'already-bound'>;
+  bind(req: { adminKubeconfig: Buffer; diskUuid: string; nodeName: string }, signal?: AbortSignal): Promise<'created' | 'already-bound'>;
+}
+
+/** This node's identity from the metadata source (node-identity/node-self.ts). */
+export interface NodeIdentitySource {
+  read(signal?: AbortSignal): Promise<NodeIdentity>;
 }
 
 /** The node's emergency-SSH setup: CA public key file and a host certificate for the host key. */

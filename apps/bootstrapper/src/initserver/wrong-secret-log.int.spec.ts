@@ -38,6 +38,7 @@ it(`${ADDRESSES} addresses x ${PER_ADDRESS} wrong init secrets: the node log gro
     disk: { uuid: untouched, updatePassphrase: untouched, markForReset: untouched },
     files: new NodeFileWriter(mkdtempSync(join(tmpdir(), 'wrong-secret-'))),
     ssh: { install: untouched },
+    identity: { read: untouched },
     host: { addresses: untouched, hostname: untouched },
     cluster: { initCluster: untouched },
     diskBinding: { bind: untouched },

@@ -135,6 +135,14 @@ describe('JoinClient (TestClient)', () => {
     assert.deepEqual(s.joins[0]?.caCertHashes, ['sha256:ab']);
   });
 
+  it("hands the node runtime the identity it read from the metadata (name, IP, provider ID): the runtime reads none itself", async () => {
+    const s = setup();
+    s.metadata.me = { ...s.metadata.me, ProviderID: 'qemu:///worker' };
+    assert.equal(await s.client.start(), 'joined');
+    const me = s.metadata.me;
+    assert.deepEqual({ name: s.joins[0]?.nodeName, ip: s.joins[0]?.nodeIp, providerId: s.joins[0]?.providerId, role: s.joins[0]?.role }, { name: me.Name, ip: me.VPCIP, providerId: 'qemu:///worker', role: me.Role });
+  });
+
   it('retries when self has no name or an unknown role', async () => {
     const s = setup();
     s.metadata.selfAnswers = [inst('', 'Worker', ''), inst('node-2', 'Unknown', '')];

@@ -65,6 +65,7 @@ interface JoiningNode {
   name: string;
   role: Role;
   vpcIp: string;
+  providerId: string;
   kubeletKeyPem: string;
   joinId: string;
 }
@@ -115,12 +116,12 @@ export class JoinClient {
     }
 
     // 1. Who am I?
-    let self: { name: string; role: Role; vpcIp: string } | undefined;
+    let self: { name: string; role: Role; vpcIp: string; providerId: string } | undefined;
     this.#backoff.reset();
     while (!self) {
       try {
         const s = await d.metadata.self(this.signal);
-        if (s.Name && s.Role !== 'Unknown') self = { name: s.Name, role: s.Role, vpcIp: s.VPCIP };
+        if (s.Name && s.Role !== 'Unknown') self = { name: s.Name, role: s.Role, vpcIp: s.VPCIP, providerId: s.ProviderID };
         else d.logger.warn('metadata has no name or role for this node yet', { name: s.Name, role: s.Role });
       } catch (err) {
         d.logger.warn('reading own metadata failed', { err });
@@ -251,6 +252,7 @@ export class JoinClient {
       role: node.role,
       nodeName: node.name,
       nodeIp: node.vpcIp,
+      providerId: node.providerId,
       components: ticket.kubernetesComponents,
       kubeletCertPem: ticket.kubeletCert,
       kubeletKeyPem: node.kubeletKeyPem,

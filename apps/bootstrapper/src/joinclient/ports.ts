@@ -26,6 +26,8 @@ export interface JoinClusterRequest {
   role: Role;
   nodeName: string;
   nodeIp: string;
+  /** The metadata's provider ID of this node ('' when it has none). */
+  providerId: string;
   components: components.Component[];
   kubeletCertPem: Buffer;
   kubeletKeyPem: string;

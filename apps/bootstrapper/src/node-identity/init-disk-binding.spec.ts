@@ -20,6 +20,7 @@ import bcrypt from 'bcryptjs';
 import { InitFailure, InitFlow } from '../initserver/init-flow.js';
 import { NodeFileWriter } from '../state/file-writer.js';
 import { InitDiskBinder, type DiskBindingStore } from './init-disk-binding.js';
+import { readNodeIdentity } from './node-self.js';
 
 const HASH = bcrypt.hashSync('password', 4);
 const DISK = 'AAAAAAAA-0000-4000-8000-00000000000A';
@@ -154,9 +155,10 @@ function world(c: Case) {
       initCluster: async () => (events.push('initCluster'), KUBECONFIG),
       startServices: async () => void events.push('startServices'),
     },
+    // The init flow reads the metadata once and hands the (Kubernetes-compliant) name on.
+    identity: { read: (signal) => readNodeIdentity({ self: async () => ({ Name: 'Control_Plane-0', ProviderID: '', Role: 'ControlPlane', VPCIP: '10.0.0.1', SecondaryIPRange: '', AliasIPRanges: null }) }, signal) },
     diskBinding: new InitDiskBinder({
       issuer: issuerWith('ak-cp0', events, nonces),
-      metadata: { self: async () => ({ Name: 'Control_Plane-0', ProviderID: '', Role: 'ControlPlane', VPCIP: '10.0.0.1', SecondaryIPRange: '', AliasIPRanges: null }) },
       storeFor: (kc) => (kubeconfigs.push(kc), store),
       logger,
       now: () => NOW,

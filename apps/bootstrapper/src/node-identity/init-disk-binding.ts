@@ -9,9 +9,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import { attestationKeyDigest, type Issuer } from '@asterism/attestation';
 import { AsterismError, isAsterismError } from '@asterism/errors';
-import { ConfigMapIdentityBindings, ConfigMapStore, K8sError, k8sCompliantHostname, type IdentityBinding } from '@asterism/k8s';
+import { ConfigMapIdentityBindings, ConfigMapStore, K8sError, type IdentityBinding } from '@asterism/k8s';
 import type { Logger } from '@asterism/logger';
-import type { MetadataProvider } from '@asterism/metadata';
 import type { OwnDiskBinding } from '../initserver/ports.js';
 
 /**
@@ -48,8 +47,6 @@ export function clusterBindingStore(adminKubeconfig: Buffer): DiskBindingStore {
 export interface InitDiskBinderDeps {
   /** The node's own attestation issuer (the one its aTLS servers use). */
   issuer: Issuer;
-  /** The node's name comes from the metadata source, as the joinservice's does. */
-  metadata: Pick<MetadataProvider, 'self'>;
   /** The binding store of the cluster the admin kubeconfig reaches. */
   storeFor(adminKubeconfig: Buffer): DiskBindingStore;
   logger: Logger;
@@ -70,19 +67,21 @@ const retryable = (err: unknown) => isAsterismError(err, 'K8S_UNAVAILABLE', 'BIN
 export class InitDiskBinder implements OwnDiskBinding {
   constructor(private readonly d: InitDiskBinderDeps) {}
 
-  async bind(req: { adminKubeconfig: Buffer; diskUuid: string }, signal?: AbortSignal): Promise<'created' | 'already-bound'> {
-    const wanted = await this.ownIdentity(req.diskUuid, signal);
+  async bind(req: { adminKubeconfig: Buffer; diskUuid: string; nodeName: string }, signal?: AbortSignal): Promise<'created' | 'already-bound'> {
+    const wanted = await this.ownIdentity(req.diskUuid, req.nodeName, signal);
     const store = this.d.storeFor(req.adminKubeconfig);
     const outcome = await this.withRetry(() => this.createOrCompare(store, wanted), signal);
     this.d.logger.info(outcome === 'created' ? 'disk bound to this node\'s attestation key' : 'disk already bound to this node\'s attestation key', { diskUuid: wanted.diskUuid, nodeName: wanted.nodeName, akDigest: wanted.akDigest });
     return outcome;
   }
 
-  /** The binding this node claims: AK digest of a fresh self-issued document (random nonce), metadata name, ControlPlane. */
-  private async ownIdentity(diskUuid: string, signal?: AbortSignal): Promise<IdentityBinding> {
+  /**
+   * The binding this node claims: AK digest of a fresh self-issued document (random nonce), the
+   * metadata name the init flow read (the joinservice names peers from the same source), ControlPlane.
+   */
+  private async ownIdentity(diskUuid: string, nodeName: string, signal?: AbortSignal): Promise<IdentityBinding> {
     const document = await this.d.issuer.issue(BINDING_USER_DATA, randomBytes(32), signal);
     const akDigest = attestationKeyDigest(this.d.issuer.variant, document);
-    const nodeName = k8sCompliantHostname((await this.d.metadata.self()).Name);
     return { diskUuid: diskUuid.toLowerCase(), akDigest, nodeName, role: 'ControlPlane', createdAt: (this.d.now?.() ?? new Date()).toISOString() };
   }
 

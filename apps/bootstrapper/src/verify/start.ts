@@ -1,10 +1,7 @@
-/** Starting the verification service (docs/protocol/verification.md) for this process's node. */
+/** The verification service's issuer (docs/protocol/verification.md): a TPM connection per document. */
 import { VtpmIssuer, type Issuer } from '@asterism/attestation';
-import type { Logger } from '@asterism/logger';
-import type { BootstrapperConfig } from '../flags.js';
 import { nodePlatformFor, type NodePlatformConfig } from '../platform.js';
 import { PerCallIssuer } from './per-call-issuer.js';
-import { VerificationService } from './verification-service.js';
 
 /** Flushes the attestation keys a vTPM issuer keeps loaded (the TPM outlives the connection). */
 export async function releaseAttestationKeys(issuer: Issuer): Promise<void> {
@@ -28,19 +25,4 @@ export function perCallIssuer(cfg: NodePlatformConfig, onLeftoversFlushed: (coun
       },
     };
   });
-}
-
-/** The local-backend node's verification service, served by the bootstrapper (0 = off). */
-export async function startVerificationService(cfg: BootstrapperConfig, issuer: Issuer, logger: Logger): Promise<VerificationService | undefined> {
-  if (cfg.verifyGrpcPort === 0) return undefined;
-  const service = new VerificationService(issuer, logger);
-  try {
-    const ports = await service.listen(cfg.initHost, { grpc: cfg.verifyGrpcPort, http: cfg.verifyHttpPort });
-    logger.info('verification service serving', ports);
-    return service;
-  } catch (err) {
-    logger.warn('verification service not started', { err });
-    await service.close().catch(() => undefined);
-    return undefined;
-  }
 }

@@ -32,7 +32,7 @@ describe('KubeletCa (docs/protocol/join-ticket.md)', () => {
       const ca = opensslCa(caKind);
       const now = new Date(Math.floor(Date.now() / 1000) * 1000);
       const kca = await KubeletCa.fromPem(ca.certPem, ca.keyPem, () => now);
-      const csr = kca.parseCsr(opensslCsr(`w-${caKind}`, '/O=system:nodes/CN=system:node:worker-1', { ip: '10.0.0.5' }));
+      const csr = parseKubeletCsr(opensslCsr(`w-${caKind}`, '/O=system:nodes/CN=system:node:worker-1', { ip: '10.0.0.5' }));
       assert.equal(csr.nodeName, 'worker-1');
       const pem = (await kca.sign(csr)).toString();
       writeFileSync(join(dir, `w-${caKind}.crt`), pem);
@@ -63,7 +63,7 @@ describe('KubeletCa (docs/protocol/join-ticket.md)', () => {
       const ca = opensslCa('ec');
       const kca = await KubeletCa.fromPem(ca.certPem, ca.keyPem);
       const file = `san-${name.replace(/\W/g, '')}`;
-      writeFileSync(join(dir, `${file}.crt`), await kca.sign(kca.parseCsr(opensslCsr(file, '/O=system:nodes/CN=system:node:n', { ip }))));
+      writeFileSync(join(dir, `${file}.crt`), await kca.sign(parseKubeletCsr(opensslCsr(file, '/O=system:nodes/CN=system:node:n', { ip }))));
       assert.match(openssl('verify', '-CAfile', 'ca-ec.crt', `${file}.crt`), /OK/);
       assert.match(openssl('x509', '-in', `${file}.crt`, '-noout', '-ext', 'subjectAltName'), expected);
     });

@@ -5,7 +5,6 @@ import { publicKeyFromSpki } from '@asterism/crypto';
 import { AsterismError } from '@asterism/errors';
 import { KubeletCertificateAuthority, KubeletCertificateError } from '@asterism/k8s';
 import type { KubeletCertSigner, ParsedKubeletCsr } from '../ticket/ports.js';
-import type { CsrValidator } from '../ticket/request-validation.js';
 import { parseCsrDer, type CsrFields } from './csr-der.js';
 
 /** Why a kubelet CSR or the CA files were refused. */
@@ -80,7 +79,7 @@ export function parseKubeletCsr(der: Uint8Array): KubeletCsr {
  * template has one home, `KubeletCertificateAuthority` of libs/k8s, which the first control plane
  * uses for its own kubelet too; this class adds the CSR checks.
  */
-export class KubeletCa implements KubeletCertSigner, CsrValidator {
+export class KubeletCa implements KubeletCertSigner {
   private constructor(private readonly authority: KubeletCertificateAuthority) {}
 
   /** Loads `ca.crt` (first PEM block) and `ca.key` (SEC1, PKCS#1 or PKCS#8) from `pkiDir`. */
@@ -99,12 +98,7 @@ export class KubeletCa implements KubeletCertSigner, CsrValidator {
     }
   }
 
-  /** Parses and checks the CSR once, at request validation. */
-  parseCsr(csrDer: Uint8Array): KubeletCsr {
-    return parseKubeletCsr(csrDer);
-  }
-
-  /** Signs an already parsed CSR (from {@link parseCsr}): no second parse. */
+  /** Signs a CSR parsed once at request parsing ({@link parseKubeletCsr}): no second parse. */
   async sign(csr: KubeletCsr): Promise<Buffer> {
     try {
       return await this.authority.issue(csr);

@@ -1,6 +1,5 @@
-import { authorizedKeyLine, parseSshPublicKey, signHostCertificate, sshCaFromSeed, type SshPublicKey, type SshSigner } from '@asterism/crypto';
+import { authorizedKeyLine, signHostCertificate, sshCaFromSeed, type SshPublicKey, type SshSigner } from '@asterism/crypto';
 import type { SshHostCertSigner } from '../ticket/ports.js';
-import type { HostKeyValidator } from '../ticket/request-validation.js';
 
 /**
  * The emergency SSH CA of join tickets (docs/protocol/join-ticket.md, IssueJoinTicket step 2): the CA from the keyservice seed
@@ -8,17 +7,13 @@ import type { HostKeyValidator } from '../ticket/request-validation.js';
  * The CA key derived from the seed is kept while the seed stays the same (it is derived from the
  * master secret, so it normally never changes): no key derivation per ticket.
  */
-export class EmergencySshCa implements SshHostCertSigner, HostKeyValidator {
+export class EmergencySshCa implements SshHostCertSigner {
   #ca: { seed: Buffer; signer: SshSigner; publicLine: Buffer } | undefined;
 
   async sign(seed: Buffer, hostKey: SshPublicKey, principals: string[]): Promise<{ caPublicKey: Buffer; certificate: Buffer }> {
     const ca = this.#caFor(seed);
     const cert = signHostCertificate({ ca: ca.signer, hostKeyWire: hostKey, principals });
     return { caPublicKey: ca.publicLine, certificate: Buffer.from(authorizedKeyLine(cert)) };
-  }
-
-  parsePublicKey(wire: Uint8Array): SshPublicKey {
-    return parseSshPublicKey(wire);
   }
 
   #caFor(seed: Buffer): { seed: Buffer; signer: SshSigner; publicLine: Buffer } {

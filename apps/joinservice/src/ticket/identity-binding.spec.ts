@@ -5,7 +5,7 @@ import { encodeDocument, Variant } from '@asterism/attestation';
 import { createNopLogger } from '@asterism/logger';
 import { MetadataError, type Role } from '@asterism/metadata';
 import type { IdentityBinding } from '@asterism/k8s';
-import { peerAttestationKeyDigest, peerIp } from '../identity/peer-identity.js';
+import { attestationKeyOf, peerAttestationKeyDigest, peerIp, resolvePeer } from '../identity/peer-identity.js';
 import { JoinError } from './errors.js';
 import { IdentityBindingStage, type IdentityBindingStore, type JoinIdentityClaim } from './identity-binding.js';
 
@@ -50,11 +50,12 @@ function world(opts: { bindings?: IdentityBinding[]; raceOn?: string; metadataDo
       },
     },
     store,
-    attestedPeer: (peer) => (akOf[peer] ? { variant: VTPM, document: vtpmDocument(akOf[peer]) } : undefined),
     logger: createNopLogger(),
     now: () => new Date('2026-11-23T10:00:00Z'),
   });
-  return { stage, writes, bindings };
+  /** The peer as the boundary resolves it: its IP and the document aTLS accepted from it. */
+  const peer = (address: string) => resolvePeer(address, (a) => (akOf[a] ? { variant: VTPM, document: vtpmDocument(akOf[a]) } : undefined));
+  return { stage, writes, bindings, peer };
 }
 
 const req = (nodeName: string, diskUuid = UUID_A, isControlPlane = false): JoinIdentityClaim => ({ diskUuid, nodeName, isControlPlane });
@@ -78,7 +79,7 @@ describe('IdentityBindingStage.checkJoin', () => {
   for (const c of cases) {
     it(c.name, async () => {
       const w = world({ ...(c.bindings ? { bindings: c.bindings } : {}), ...(c.raceOn ? { raceOn: c.raceOn } : {}), ...(c.metadataDown ? { metadataDown: true } : {}) });
-      const run = w.stage.checkJoin(c.req, c.peer);
+      const run = w.stage.checkJoin(c.req, w.peer(c.peer));
       if (c.code) await assert.rejects(run, (e: unknown) => e instanceof JoinError && e.code === c.code && (c.reason === undefined || e.details.reason === c.reason));
       else await run;
       assert.deepEqual(w.writes, c.writes);
@@ -87,7 +88,7 @@ describe('IdentityBindingStage.checkJoin', () => {
 
   it('the binding written names the AK digest, the name and the role', async () => {
     const w = world();
-    await w.stage.checkJoin(req('worker-0'), '10.0.0.2:5000');
+    await w.stage.checkJoin(req('worker-0'), w.peer('10.0.0.2:5000'));
     assert.deepEqual(w.bindings.get(UUID_A), { diskUuid: UUID_A, akDigest: digest('ak-w0'), nodeName: 'worker-0', role: 'Worker', createdAt: '2026-11-23T10:00:00.000Z' });
   });
 });
@@ -100,7 +101,8 @@ describe('IdentityBindingStage.checkRejoin', () => {
   ];
   for (const c of cases) {
     it(c.name, async () => {
-      const run = world({ bindings: c.bindings }).stage.checkRejoin(UUID_A, c.peer);
+      const w = world({ bindings: c.bindings });
+      const run = w.stage.checkRejoin({ diskUuid: UUID_A }, w.peer(c.peer));
       if (c.reason) await assert.rejects(run, (e: unknown) => e instanceof JoinError && e.code === 'IDENTITY_MISMATCH' && e.details.reason === c.reason);
       else await run;
     });
@@ -113,6 +115,16 @@ describe('peer identity helpers', () => {
     assert.notEqual(peerAttestationKeyDigest(VTPM, vtpmDocument('ak-1')), peerAttestationKeyDigest(VTPM, vtpmDocument('ak-2')));
     assert.equal(peerAttestationKeyDigest(Variant.fromString('dummy'), Buffer.from('{}')), 'none:dummy');
     assert.throws(() => peerAttestationKeyDigest(VTPM, Buffer.from('not json')), (e: unknown) => e instanceof JoinError && e.code === 'IDENTITY_MISMATCH' && e.details.reason === 'DOCUMENT_MALFORMED');
+  });
+
+  it('resolving a peer reads its attestation once; its AK digest is what the checks compare', () => {
+    let lookups = 0;
+    const peer = resolvePeer('[::ffff:10.0.0.2]:5000', () => (lookups++, { variant: VTPM, document: vtpmDocument('ak-1') }));
+    assert.equal(lookups, 1);
+    assert.equal(peer.ip, '10.0.0.2');
+    assert.equal(attestationKeyOf(peer), digest('ak-1'));
+    assert.equal(lookups, 1, 'no second lookup in the transport');
+    assert.throws(() => attestationKeyOf(resolvePeer('10.0.0.7:1')), (e: unknown) => e instanceof JoinError && e.details.reason === 'NOT_ATTESTED');
   });
 
   const peers: Array<[string, string]> = [

@@ -8,12 +8,13 @@ import { isAsterismError } from '@asterism/errors';
 import type { Logger } from '@asterism/logger';
 import type { IdentityBinding } from '@asterism/k8s';
 import type { Role } from '@asterism/metadata';
-import { peerAttestationKeyDigest, peerIp, type AttestedPeer } from '../identity/peer-identity.js';
+import { attestationKeyOf, type ResolvedPeer } from '../identity/peer-identity.js';
+import type { TicketCheck } from './admission.js';
 import { JoinError } from './errors.js';
-import type { ValidatedJoinRequest } from './request-validation.js';
+import type { JoinRequest, RejoinRequest } from './request-validation.js';
 
 /** What the binding checks read of a validated join request. */
-export type JoinIdentityClaim = Pick<ValidatedJoinRequest, 'diskUuid' | 'nodeName' | 'isControlPlane'>;
+export type JoinIdentityClaim = Pick<JoinRequest, 'diskUuid' | 'nodeName' | 'isControlPlane'>;
 
 /** Name and role of the instance behind a source IP, as the trusted metadata source says. */
 export interface PeerDirectory {
@@ -30,8 +31,6 @@ export interface IdentityBindingStore {
 export interface IdentityBindingDeps {
   directory: PeerDirectory;
   store: IdentityBindingStore;
-  /** The verified attestation of a connection, by grpc-js peer string. */
-  attestedPeer(peer: string): AttestedPeer | undefined;
   logger: Logger;
   now?: () => Date;
 }
@@ -52,24 +51,23 @@ async function lookup(directory: PeerDirectory, ip: string, signal?: AbortSignal
   }
 }
 
-/** Strict identity binding (`--identity-binding=strict`). */
-export class IdentityBindingStage {
-  constructor(private readonly d: IdentityBindingDeps) {}
+/**
+ * Strict identity binding (`--identity-binding=strict`): an admission check that reads the peer
+ * resolved at the boundary (its IP and accepted attestation), never the transport.
+ */
+export class IdentityBindingStage implements TicketCheck {
+  readonly name = 'the node identity binding';
 
-  #akDigest(peer: string): string {
-    const att = this.d.attestedPeer(peer);
-    if (!att?.variant || !att.document) throw denied('the peer has no verified attestation to bind an identity to', 'NOT_ATTESTED');
-    return peerAttestationKeyDigest(att.variant, att.document);
-  }
+  constructor(private readonly d: IdentityBindingDeps) {}
 
   /**
    * IssueJoinTicket: the CSR's node name is the metadata name of the peer's IP, control-plane
    * files only for a metadata role ControlPlane, and the disk is unbound (then bound here, create
    * only: a concurrent first join of the same disk loses with ABORTED) or bound to this AK and name.
    */
-  async checkJoin(req: JoinIdentityClaim, peer: string, signal?: AbortSignal): Promise<void> {
-    const akDigest = this.#akDigest(peer);
-    const ip = peerIp(peer);
+  async checkJoin(req: JoinIdentityClaim, peer: ResolvedPeer, signal?: AbortSignal): Promise<void> {
+    const akDigest = attestationKeyOf(peer);
+    const ip = peer.ip;
     const entry = await lookup(this.d.directory, ip, signal);
     if (!entry) throw denied(`peer ${ip} is not an instance the metadata source knows`, 'PEER_UNKNOWN');
     if (req.nodeName !== entry.name) {
@@ -92,8 +90,8 @@ export class IdentityBindingStage {
   }
 
   /** IssueRejoinTicket: the disk must be bound to this AK (a disk that never joined has nothing to rejoin). */
-  async checkRejoin(diskUuid: string, peer: string): Promise<void> {
-    const akDigest = this.#akDigest(peer);
+  async checkRejoin({ diskUuid }: RejoinRequest, peer: ResolvedPeer): Promise<void> {
+    const akDigest = attestationKeyOf(peer);
     const bound = await this.d.store.get(diskUuid);
     if (!bound) throw denied(`disk ${diskUuid} has no identity binding: it never joined this cluster under strict identity binding`, 'DISK_UNBOUND');
     this.#assertSameIdentity(bound, akDigest, undefined);

@@ -5,9 +5,7 @@ import { sshCaFromSeed } from '@asterism/crypto';
 import { NOT_REACHED, opensslKubeletCsrs, protoFromJson, runGate, type FuzzTarget } from '@asterism/fuzz';
 import { join as joinpb } from '@asterism/proto';
 import { WORKSPACE_ROOT } from '@asterism/testing';
-import { parseKubeletCsr } from '../kubernetes/kubelet-ca.js';
-import { EmergencySshCa } from '../ssh/emergency-ssh-ca.js';
-import { validateJoinRequest } from './request-validation.js';
+import { parseJoinRequest } from './request-validation.js';
 
 // The joinservice's part of the foreign-exception gate (tools/fuzz/README.md): IssueJoinTicket
 // validation with the real CSR and host-key parsers, fed mutations of real requests (openssl
@@ -26,17 +24,15 @@ describe('foreign-exception gate: IssueJoinTicket request validation', () => {
           }),
         ),
       );
-    const csrs = { parseCsr: parseKubeletCsr };
-    const ssh = new EmergencySshCa();
     const target: FuzzTarget = {
       name: 'request.join',
-      parser: 'validateJoinRequest with parseKubeletCsr and EmergencySshCa (apps/joinservice)',
+      parser: 'parseJoinRequest with the production CSR and host-key parsers (apps/joinservice)',
       seeds: opensslKubeletCsrs().map(({ name, der }) => ({ name, bytes: request(der) })),
       runs: 3000,
       shape: { json: true },
       run: (b) => {
         const req = protoFromJson(b, joinpb.IssueJoinTicketRequest);
-        return req === NOT_REACHED ? req : validateJoinRequest(req, csrs, ssh);
+        return req === NOT_REACHED ? req : parseJoinRequest(req);
       },
     };
     const report = await runGate([target], { out: join(WORKSPACE_ROOT, '.test-results', 'fuzz-gate-joinservice.json') });

@@ -1,6 +1,12 @@
+/**
+ * Request parsing of join.API (docs/protocol/join-ticket.md): pure functions from the wire request
+ * to the validated domain request the ticket issuer works on. Called in one place, the gRPC
+ * boundary (join-server.ts), before any stage of a ticket runs; nothing is fetched or written here.
+ */
+import { parseSshPublicKey, type SshPublicKey } from '@asterism/crypto';
 import { k8sCompliantHostname } from '@asterism/k8s';
-import type { SshPublicKey } from '@asterism/crypto';
 import type { join } from '@asterism/proto';
+import { parseKubeletCsr } from '../kubernetes/kubelet-ca.js';
 import { JoinError } from './errors.js';
 import type { ParsedKubeletCsr } from './ports.js';
 
@@ -11,15 +17,16 @@ export const MAX_PRINCIPAL_LENGTH = 255;
 export const MAX_CSR_BYTES = 16 * 1024;
 export const MAX_HOST_KEY_BYTES = 4 * 1024;
 
-/** Parses and checks a kubelet CSR (node name from `CN=system:node:<name>`); throws on bad input. */
-export interface CsrValidator {
-  parseCsr(csrDer: Uint8Array): ParsedKubeletCsr;
+/** The two parsers of a join request's binary fields; pure, throwing on bad input. */
+export interface RequestParsers {
+  /** A kubelet CSR (node name from `CN=system:node:<name>`, signature checked). */
+  csr(der: Uint8Array): ParsedKubeletCsr;
+  /** An SSH wire-format public key. */
+  hostKey(wire: Uint8Array): SshPublicKey;
 }
 
-/** Parses and checks an SSH wire-format public key; throws on bad input. */
-export interface HostKeyValidator {
-  parsePublicKey(wire: Uint8Array): SshPublicKey;
-}
+/** The production parsers (kubernetes/kubelet-ca.ts, @asterism/crypto). */
+export const DEFAULT_PARSERS: RequestParsers = { csr: parseKubeletCsr, hostKey: parseSshPublicKey };
 
 function invalid(message: string, field: string): JoinError {
   return new JoinError('INVALID_REQUEST', message, { details: { field } });
@@ -34,14 +41,24 @@ function hasForbiddenChar(s: string): boolean {
   return false;
 }
 
-/** Validates the disk UUID of a join or rejoin request. */
-export function validateDiskUuid(diskUuid: string): void {
+function validateDiskUuid(diskUuid: string): void {
   if (diskUuid === '') throw invalid('disk_uuid is empty', 'disk_uuid');
   if (!UUID.test(diskUuid)) throw invalid(`disk_uuid ${JSON.stringify(diskUuid.slice(0, 64))} is not a UUID`, 'disk_uuid');
 }
 
-/** The parts of a join request that passed validation. */
-export interface ValidatedJoinRequest {
+/** A rejoin request that passed validation. */
+export interface RejoinRequest {
+  diskUuid: string;
+}
+
+/** Parses an IssueRejoinTicket request: the disk UUID must be a UUID. */
+export function parseRejoinRequest(req: join.IssueRejoinTicketRequest): RejoinRequest {
+  validateDiskUuid(req.diskUuid);
+  return { diskUuid: req.diskUuid };
+}
+
+/** A join request that passed validation: the domain object every ticket stage works on. */
+export interface JoinRequest {
   diskUuid: string;
   /** Parsed once here and handed to the kubelet CA as is. */
   csr: ParsedKubeletCsr;
@@ -53,16 +70,17 @@ export interface ValidatedJoinRequest {
 }
 
 /**
- * Validates everything in an IssueJoinTicket request before any key is derived or any
- * Kubernetes object is created (the reference validated nothing up front).
+ * Parses and validates everything in an IssueJoinTicket request before any key is derived or any
+ * Kubernetes object is created (the reference validated nothing up front). Pure: `parsers` only
+ * replace the CSR and host-key parsers in unit tests.
  */
-export function validateJoinRequest(req: join.IssueJoinTicketRequest, csr: CsrValidator, hostKeys: HostKeyValidator): ValidatedJoinRequest {
+export function parseJoinRequest(req: join.IssueJoinTicketRequest, parsers: RequestParsers = DEFAULT_PARSERS): JoinRequest {
   validateDiskUuid(req.diskUuid);
   if (req.certificateRequest.length === 0) throw invalid('certificate_request is empty', 'certificate_request');
   if (req.certificateRequest.length > MAX_CSR_BYTES) throw invalid(`certificate_request is larger than ${MAX_CSR_BYTES} bytes`, 'certificate_request');
   let parsedCsr: ParsedKubeletCsr;
   try {
-    parsedCsr = csr.parseCsr(req.certificateRequest);
+    parsedCsr = parsers.csr(req.certificateRequest);
   } catch (err) {
     throw new JoinError('INVALID_REQUEST', `certificate_request: ${(err as Error).message}`, { details: { field: 'certificate_request' }, cause: err });
   }
@@ -81,7 +99,7 @@ export function validateJoinRequest(req: join.IssueJoinTicketRequest, csr: CsrVa
   if (req.hostPublicKey.length > MAX_HOST_KEY_BYTES) throw invalid(`host_public_key is larger than ${MAX_HOST_KEY_BYTES} bytes`, 'host_public_key');
   let hostKey: SshPublicKey;
   try {
-    hostKey = hostKeys.parsePublicKey(req.hostPublicKey);
+    hostKey = parsers.hostKey(req.hostPublicKey);
   } catch (err) {
     throw new JoinError('INVALID_REQUEST', `host_public_key: ${(err as Error).message}`, { details: { field: 'host_public_key' }, cause: err });
   }

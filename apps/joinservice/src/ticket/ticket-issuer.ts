@@ -1,7 +1,7 @@
 import { MEASUREMENT_SECRET_KEY_ID, SSH_CA_KEY_SUFFIX, STATE_DISK_KEY_LENGTH } from '@asterism/crypto';
 import { isAsterismError } from '@asterism/errors';
 import type { Logger } from '@asterism/logger';
-import type { join } from '@asterism/proto';
+import type { components, join } from '@asterism/proto';
 import { RpcError } from '@asterism/service-runtime';
 import { JoinError, OutboundCallError } from './errors.js';
 import type {
@@ -10,13 +10,14 @@ import type {
   ControlPlaneFiles,
   DataKeySource,
   JoiningNodeRecorder,
+  JoinToken,
   JoinTokenSource,
   KubeletCertSigner,
   SshHostCertSigner,
 } from './ports.js';
-import type { DenyListCheck } from './deny-list-check.js';
-import type { IdentityBindingStage } from './identity-binding.js';
-import { validateDiskUuid, validateJoinRequest, type CsrValidator, type HostKeyValidator } from './request-validation.js';
+import type { ResolvedPeer } from '../identity/peer-identity.js';
+import type { TicketCheck } from './admission.js';
+import type { JoinRequest, RejoinRequest } from './request-validation.js';
 
 /** Lifetime of the bootstrap tokens in join tickets (docs/protocol/constants.md). */
 export const JOIN_TOKEN_TTL_MS = 15 * 60 * 1000;
@@ -31,15 +32,14 @@ export interface TicketIssuerDeps {
   joiningNodes: JoiningNodeRecorder;
   certSans: CertSansSource;
   sshCa: SshHostCertSigner;
-  csrValidator: CsrValidator;
-  hostKeyValidator: HostKeyValidator;
   /** The measurement salt from `join-config` (raw bytes). */
   measurementSalt: Buffer;
   logger: Logger;
-  /** Strict identity binding (docs/adr/0008); absent = `--identity-binding=off` (the reference's behaviour). */
-  identity?: IdentityBindingStage;
-  /** The attestation deny list (docs/adr/0037); absent = no continuous attestation. */
-  denyList?: DenyListCheck;
+  /**
+   * Admission checks run in order before any step (ticket/admission.ts): strict identity binding
+   * (docs/adr/0008) when on; none = `--identity-binding=off` (the reference's behaviour).
+   */
+  admission?: readonly TicketCheck[];
   /** Deadline of each outbound call of a ticket (keyservice, Kubernetes API, signers). Default 10 s. */
   outboundTimeoutMs?: number;
 }
@@ -47,11 +47,30 @@ export interface TicketIssuerDeps {
 /** Default deadline of one outbound call: a join waits at most a few of these, not forever. */
 export const OUTBOUND_TIMEOUT_MS = 10_000;
 
-/** Per-request context: the peer address (fallback SSH principal) and a join id for logs. */
+/** Per-request context, built once at the boundary: the resolved peer, a join id for logs, the call's cancellation. */
 export interface TicketContext {
-  peer: string;
+  peer: ResolvedPeer;
   joinId: string;
   signal?: AbortSignal;
+}
+
+/** The parts of a join ticket by name, each from its own step. */
+export interface JoinTicketParts {
+  measurementSecret: Buffer;
+  stateDiskKey: Buffer;
+  ssh: { caPublicKey: Buffer; certificate: Buffer };
+  token: JoinToken;
+  componentsReference: string;
+  components: components.Component[];
+  kubeletCert: Buffer;
+  controlPlaneFiles: Array<{ name: string; data: Buffer }>;
+}
+
+/** Awaits named promises together (concurrently, first rejection wins) into an object of their values. */
+async function allNamed<T extends object>(steps: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const names = Object.keys(steps) as Array<keyof T>;
+  const values = await Promise.all(names.map((n) => steps[n]));
+  return Object.fromEntries(names.map((n, i) => [n, values[i]])) as T;
 }
 
 /** Statuses of a called service that mean "not reachable now": the step's (UNAVAILABLE) code. */
@@ -116,51 +135,70 @@ export class TicketIssuer {
   }
 
   /**
-   * IssueJoinTicket. After validation the independent steps run concurrently (keyservice keys,
-   * certSANs, SSH certificate, bootstrap token, components, kubelet certificate, control-plane
-   * files); the JoiningNode record, the only step that must not happen for a failed ticket, runs
-   * last once everything else succeeded.
+   * IssueJoinTicket for a parsed request and a resolved peer: admission checks, then the
+   * independent steps concurrently ({@link #gather}); the JoiningNode record, the only step that
+   * must not happen for a failed ticket, runs last once everything else succeeded.
    */
-  async issueJoinTicket(req: join.IssueJoinTicketRequest, ctx: TicketContext): Promise<join.IssueJoinTicketResponse> {
-    const d = this.deps;
-    const log = d.logger.child({ joinId: ctx.joinId });
-    const valid = validateJoinRequest(req, d.csrValidator, d.hostKeyValidator);
-    log.info('issuing join ticket', { nodeName: valid.nodeName, isControlPlane: valid.isControlPlane, diskUuid: valid.diskUuid });
-    await this.#notQuarantined(valid.diskUuid, ctx);
-    const identity = d.identity;
-    if (identity) await this.#out('KUBERNETES_UNAVAILABLE', 'checking the node identity binding', ctx, (sig) => identity.checkJoin(valid, ctx.peer, sig));
+  async issueJoinTicket(req: JoinRequest, ctx: TicketContext): Promise<join.IssueJoinTicketResponse> {
+    const log = this.deps.logger.child({ joinId: ctx.joinId });
+    log.info('issuing join ticket', { nodeName: req.nodeName, isControlPlane: req.isControlPlane, diskUuid: req.diskUuid });
+    await this.#admit(ctx, (check, sig) => check.checkJoin(req, ctx.peer, sig));
+    const parts = await this.#gather(req, ctx, log);
+    await this.#out('KUBERNETES_UNAVAILABLE', 'adding node to joining nodes', ctx, () =>
+      this.deps.joiningNodes.add({ nodeName: req.nodeName, componentsReference: parts.componentsReference, isControlPlane: req.isControlPlane }),
+    );
+    log.info('join ticket issued', { nodeName: req.nodeName, isControlPlane: req.isControlPlane, controlPlaneFiles: parts.controlPlaneFiles.length });
+    return this.#response(parts);
+  }
 
-    const measurementSecret = this.#out('KEYSERVICE_UNAVAILABLE', 'getting measurement secret', ctx, (sig) => d.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig, ctx.joinId));
-    const stateDiskKey = this.#out('KEYSERVICE_UNAVAILABLE', 'getting key for stateful disk', ctx, (sig) => d.keys.getDataKey(valid.diskUuid, STATE_DISK_KEY_LENGTH, sig, ctx.joinId));
-    const sshSeed = this.#out('KEYSERVICE_UNAVAILABLE', 'getting emergency SSH CA seed material', ctx, (sig) => d.keys.getDataKey(SSH_CA_KEY_SUFFIX, 32, sig, ctx.joinId));
-    const ssh = Promise.all([sshSeed, this.#principals(valid.principals, ctx, log)]).then(([seed, principals]) =>
-      this.#out('INTERNAL', 'generating and signing SSH host key', ctx, () => d.sshCa.sign(seed, valid.hostKey, principals)),
+  /** Runs the admission checks in order (identity binding, ...), each under the outbound deadline. */
+  async #admit(ctx: TicketContext, run: (check: TicketCheck, signal: AbortSignal) => Promise<void>): Promise<void> {
+    for (const check of this.deps.admission ?? []) await this.#out('KUBERNETES_UNAVAILABLE', `checking ${check.name}`, ctx, (sig) => run(check, sig));
+  }
+
+  /**
+   * The ticket's parts, concurrently: keyservice keys, certSANs -> SSH certificate, bootstrap
+   * token, components reference -> components, kubelet certificate, control-plane files.
+   */
+  #gather(req: JoinRequest, ctx: TicketContext, log: Logger): Promise<JoinTicketParts> {
+    const d = this.deps;
+    const key = (context: string, id: string, length: number) => this.#out('KEYSERVICE_UNAVAILABLE', context, ctx, (sig) => d.keys.getDataKey(id, length, sig, ctx.joinId));
+    // Started in this order (the first deadline to expire names the failure): keys, SSH, Kubernetes, signers.
+    const measurementSecret = key('getting measurement secret', MEASUREMENT_SECRET_KEY_ID, 32);
+    const stateDiskKey = key('getting key for stateful disk', req.diskUuid, STATE_DISK_KEY_LENGTH);
+    const sshSeed = key('getting emergency SSH CA seed material', SSH_CA_KEY_SUFFIX, 32);
+    const ssh = Promise.all([sshSeed, this.#principals(req.principals, ctx, log)]).then(([seed, principals]) =>
+      this.#out('INTERNAL', 'generating and signing SSH host key', ctx, () => d.sshCa.sign(seed, req.hostKey, principals)),
     );
     const token = this.#out('KUBERNETES_UNAVAILABLE', 'generating Kubernetes join arguments', ctx, () => d.tokens.createJoinToken(JOIN_TOKEN_TTL_MS));
-    const componentsRef = this.#out('KUBERNETES_UNAVAILABLE', 'getting components ConfigMap name', ctx, () => d.components.componentsReference());
-    const components = componentsRef.then((ref) => this.#out('KUBERNETES_UNAVAILABLE', 'getting components', ctx, () => d.components.components(ref)));
-    const kubeletCert = this.#out('INTERNAL', 'generating kubelet certificate', ctx, () => d.kubeletCa.sign(valid.csr));
-    const controlPlaneFiles = valid.isControlPlane ? this.#out('INTERNAL', 'loading control-plane certificates and keys', ctx, () => d.controlPlaneFiles.read()) : Promise.resolve([]);
-    const parts = await Promise.all([measurementSecret, stateDiskKey, ssh, token, componentsRef, components, kubeletCert, controlPlaneFiles]);
-    const [secret, diskKey, sshCert, joinToken, ref, comps, cert, cpFiles] = parts;
-    await this.#out('KUBERNETES_UNAVAILABLE', 'adding node to joining nodes', ctx, () =>
-      d.joiningNodes.add({ nodeName: valid.nodeName, componentsReference: ref, isControlPlane: valid.isControlPlane }),
-    );
+    const componentsReference = this.#out('KUBERNETES_UNAVAILABLE', 'getting components ConfigMap name', ctx, () => d.components.componentsReference());
+    return allNamed<JoinTicketParts>({
+      measurementSecret,
+      stateDiskKey,
+      ssh,
+      token,
+      componentsReference,
+      components: componentsReference.then((ref) => this.#out('KUBERNETES_UNAVAILABLE', 'getting components', ctx, () => d.components.components(ref))),
+      kubeletCert: this.#out('INTERNAL', 'generating kubelet certificate', ctx, () => d.kubeletCa.sign(req.csr)),
+      controlPlaneFiles: req.isControlPlane ? this.#out('INTERNAL', 'loading control-plane certificates and keys', ctx, () => d.controlPlaneFiles.read()) : Promise.resolve([]),
+    });
+  }
 
-    log.info('join ticket issued', { nodeName: valid.nodeName, isControlPlane: valid.isControlPlane, controlPlaneFiles: cpFiles.length });
+  /** The wire response from the named parts. */
+  #response(p: JoinTicketParts): join.IssueJoinTicketResponse {
     return {
-      stateDiskKey: diskKey,
-      measurementSalt: d.measurementSalt,
-      measurementSecret: secret,
-      kubeletCert: cert,
-      apiServerEndpoint: joinToken.apiServerEndpoint,
-      token: joinToken.token,
-      discoveryTokenCaCertHash: joinToken.discoveryTokenCaCertHash,
-      controlPlaneFiles: cpFiles,
+      stateDiskKey: p.stateDiskKey,
+      measurementSalt: this.deps.measurementSalt,
+      measurementSecret: p.measurementSecret,
+      kubeletCert: p.kubeletCert,
+      apiServerEndpoint: p.token.apiServerEndpoint,
+      token: p.token.token,
+      discoveryTokenCaCertHash: p.token.discoveryTokenCaCertHash,
+      controlPlaneFiles: p.controlPlaneFiles,
       kubernetesVersion: '',
-      kubernetesComponents: comps,
-      authorizedCaPublicKey: sshCert.caPublicKey,
-      hostCertificate: sshCert.certificate,
+      kubernetesComponents: p.components,
+      authorizedCaPublicKey: p.ssh.caPublicKey,
+      hostCertificate: p.ssh.certificate,
     };
   }
 
@@ -173,23 +211,14 @@ export class TicketIssuer {
       log.warn('reading apiServer certSANs failed, using the requested principals only', { err });
     }
     principals = [...new Set(principals.filter((p) => p !== ''))];
-    return principals.length > 0 ? principals : [ctx.peer || 'unknown'];
+    return principals.length > 0 ? principals : [ctx.peer.address || 'unknown'];
   }
 
-  /** The deny-list stage: before the identity binding and every key, token or object. */
-  async #notQuarantined(diskUuid: string, ctx: TicketContext): Promise<void> {
-    const denyList = this.deps.denyList;
-    if (denyList) await this.#out('KUBERNETES_UNAVAILABLE', 'checking the attestation deny list', ctx, () => denyList.check(diskUuid, ctx.peer));
-  }
-
-  /** IssueRejoinTicket: only the disk key and the measurement secret. */
-  async issueRejoinTicket(req: join.IssueRejoinTicketRequest, ctx: TicketContext): Promise<join.IssueRejoinTicketResponse> {
+  /** IssueRejoinTicket for a parsed request: admission checks, then only the disk key and the measurement secret. */
+  async issueRejoinTicket(req: RejoinRequest, ctx: TicketContext): Promise<join.IssueRejoinTicketResponse> {
     const log = this.deps.logger.child({ joinId: ctx.joinId });
-    validateDiskUuid(req.diskUuid);
     log.info('issuing rejoin ticket', { diskUuid: req.diskUuid });
-    await this.#notQuarantined(req.diskUuid, ctx);
-    const identity = this.deps.identity;
-    if (identity) await this.#out('KUBERNETES_UNAVAILABLE', 'checking the node identity binding', ctx, () => identity.checkRejoin(req.diskUuid, ctx.peer));
+    await this.#admit(ctx, (check, sig) => check.checkRejoin(req, ctx.peer, sig));
     const [measurementSecret, stateDiskKey] = await Promise.all([
       this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get measurement secret', ctx, (sig) => this.deps.keys.getDataKey(MEASUREMENT_SECRET_KEY_ID, 32, sig, ctx.joinId)),
       this.#out('KEYSERVICE_UNAVAILABLE', 'unable to get key for stateful disk', ctx, (sig) => this.deps.keys.getDataKey(req.diskUuid, STATE_DISK_KEY_LENGTH, sig, ctx.joinId)),

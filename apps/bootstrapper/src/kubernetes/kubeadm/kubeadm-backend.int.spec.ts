@@ -30,7 +30,7 @@ const metadata: MetadataProvider = {
   initSecretHash: async () => '',
   uid: async () => '',
 };
-const initReq = { kubernetesVersion: 'v1.34.4', clusterName: 'asterism', conformanceMode: false, components: [], apiServerCertSans: ['', 'cluster.example', '192.0.2.9'], serviceCidr: '10.96.0.0/12' };
+const initReq = { kubernetesVersion: 'v1.34.4', clusterName: 'asterism', conformanceMode: false, components: [], apiServerCertSans: ['', 'cluster.example', '192.0.2.9'], serviceCidr: '10.96.0.0/12', node: { name: 'control-plane-0', role: 'ControlPlane' as const, ip: self.VPCIP, providerId: self.ProviderID } };
 const joinReq = {
   apiServerEndpoint: '10.42.0.2:6443',
   token: 'abcdef.0123456789abcdef',
@@ -38,6 +38,7 @@ const joinReq = {
   role: 'Worker' as const,
   nodeName: 'worker-0',
   nodeIp: '10.42.0.3',
+  providerId: 'qemu:///hostname/worker-0',
   components: [],
   kubeletCertPem: Buffer.alloc(0),
   kubeletKeyPem: '',

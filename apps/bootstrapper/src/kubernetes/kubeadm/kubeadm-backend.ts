@@ -41,7 +41,8 @@ export function failureSummary(stderr: string): string {
 /** Options of {@link KubeadmBackend}. */
 export interface KubeadmBackendOptions {
   kubeadm: string;
-  metadata: MetadataProvider;
+  /** The load balancer endpoint (the node's own identity comes with each request). */
+  metadata: Pick<MetadataProvider, 'getLoadBalancerEndpoint'>;
   csp: string;
   logger: Logger;
   /** Node paths (`/etc/kubernetes/...`, kubelet files); tests re-base them. */
@@ -93,14 +94,13 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
 
   /** The InitConfiguration documents for this node (exposed for validation). */
   async initConfig(req: InitClusterRequest): Promise<string> {
-    const self = await this.o.metadata.self();
     const lb = await this.o.metadata.getLoadBalancerEndpoint();
     return initConfiguration({
       kubernetesVersion: req.kubernetesVersion,
       clusterName: req.clusterName,
-      nodeName: k8sCompliantHostname(self.Name),
-      nodeIp: self.VPCIP,
-      providerId: self.ProviderID,
+      nodeName: req.node.name,
+      nodeIp: req.node.ip,
+      providerId: req.node.providerId,
       controlPlaneHost: lb.host,
       certSans: req.apiServerCertSans,
       serviceCidr: req.serviceCidr,
@@ -113,16 +113,15 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
 
   /** The JoinConfiguration for a ticket (exposed for validation). */
   async joinConfig(req: JoinClusterRequest): Promise<string> {
-    const self = await this.o.metadata.self();
     const lb = await this.o.metadata.getLoadBalancerEndpoint();
     return joinConfiguration({
       // The reference overrides the ticket's endpoint with the load balancer.
       apiServerEndpoint: lb.host ? `${lb.host}:${lb.port}` : req.apiServerEndpoint,
       token: req.token,
       caCertHashes: req.caCertHashes,
-      nodeName: k8sCompliantHostname(self.Name),
-      nodeIp: self.VPCIP,
-      providerId: self.ProviderID,
+      nodeName: k8sCompliantHostname(req.nodeName),
+      nodeIp: req.nodeIp,
+      providerId: req.providerId,
       controlPlane: req.role === 'ControlPlane',
       cloudProvider: cloudProviderFlag(this.o.csp, 'join'),
       ...(this.o.ignorePreflightErrors?.length ? { ignorePreflightErrors: this.o.ignorePreflightErrors } : {}),
@@ -131,8 +130,7 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
 
   async initCluster(req: InitClusterRequest, signal?: AbortSignal): Promise<Buffer> {
     const stage = <T>(name: string, fn: () => Promise<T>) => timedStage(this.o.logger, 'kubeadm init step finished', name, fn);
-    const self = await this.o.metadata.self();
-    const nodeName = k8sCompliantHostname(self.Name);
+    const { name: nodeName, ip: nodeIp } = req.node;
     await stage('installing components', () => this.installComponents(req.components, this.o.logger, signal));
     const yaml = await this.initConfig(req);
     return this.withConfig(yaml, async (config) => {
@@ -140,7 +138,7 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
       await stage('writing audit policy', () => this.writeAuditPolicy());
       await stage('kubeadm preflight', () => kubeadm(['init', 'phase', 'preflight', '-v=5', `--config=${config}`]));
       await stage('kubeadm certificates', () => kubeadm(['init', 'phase', 'certs', 'all', '-v=5', `--config=${config}`]));
-      await stage('own kubelet certificate', () => issueOwnKubeletCertificate(this.o.files, nodeName, self.VPCIP ? [self.VPCIP] : []));
+      await stage('own kubelet certificate', () => issueOwnKubeletCertificate(this.o.files, nodeName, nodeIp ? [nodeIp] : []));
       await stage('recreating manifests folder', () => this.recreateManifests());
       const skip = ['preflight', 'certs', 'addon/coredns', ...(req.conformanceMode ? [] : ['addon/kube-proxy'])];
       await stage('kubeadm init', () => kubeadm(['init', '-v=5', `--config=${config}`, `--skip-phases=${skip.join(',')}`]));

@@ -63,6 +63,7 @@ describe('kubeadm backend with components', () => {
     role: 'Worker' as const,
     nodeName: 'worker-0',
     nodeIp: '10.42.0.3',
+    providerId: self.ProviderID,
     components: [component(file)],
     kubeletCertPem: Buffer.alloc(0),
     kubeletKeyPem: '',
@@ -93,7 +94,7 @@ describe('kubeadm backend with components', () => {
 
   it('init: a tampered artifact fails before kubeadm runs', async () => {
     const { backend, calls } = await setup();
-    const req = { kubernetesVersion: 'v1.34.4', clusterName: 'asterism', conformanceMode: false, components: [component('kubeadm-tampered')], apiServerCertSans: [], serviceCidr: '' };
+    const req = { kubernetesVersion: 'v1.34.4', clusterName: 'asterism', conformanceMode: false, components: [component('kubeadm-tampered')], apiServerCertSans: [], serviceCidr: '', node: { name: 'worker-0', role: 'Worker' as const, ip: self.VPCIP, providerId: self.ProviderID } };
     await assert.rejects(backend.initCluster(req), /installing components: component kubeadm-tampered: .*has hash sha256:[0-9a-f]{64}, expected sha256:[0-9a-f]{64}/);
     assert.deepEqual(calls, []);
   });

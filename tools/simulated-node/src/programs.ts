@@ -16,8 +16,8 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AsterismError } from '@asterism/errors';
 
-/** Root of this workspace (apps/bootstrapper/src/kubernetes/local -> 5 levels up). */
-export const WORKSPACE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../..');
+/** Root of this workspace (tools/simulated-node/src -> 3 levels up). */
+export const WORKSPACE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** Programs the local backend starts. */
 export const LOCAL_PROGRAMS = ['keyservice', 'joinservice', 'verification-service'] as const;

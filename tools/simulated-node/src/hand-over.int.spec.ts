@@ -1,6 +1,6 @@
 /**
  * Handing a local node's verification service to the verification-service program
- * (verify/hand-over.ts): the real program (from the sources through tsx) on a swtpm vTPM answers
+ * (hand-over.ts): the real program (from the sources through tsx) on a swtpm vTPM answers
  * verify.API once the hand-over reports success; a taken port, a program that exits at once and
  * one that never listens are reported as failures and leave no process behind. Loopback only.
  */
@@ -16,8 +16,8 @@ import { createNopLogger } from '@asterism/logger';
 import { verify } from '@asterism/proto';
 import { missingComponent } from '@asterism/testing';
 import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT, type Swtpm } from '@asterism/tpm/testing';
-import { TcpReadinessProbe } from '../joinclient/readiness-probe.js';
-import { programCommand } from '../kubernetes/local/programs.js';
+import { TcpReadinessProbe } from '@asterism/bootstrapper/runtime';
+import { programCommand } from './programs.js';
 import { handOverVerification, type HandOverOptions } from './hand-over.js';
 
 const skip = swtpmAvailable() ? false : missingComponent('swtpm', SWTPM_INSTALL_HINT);

@@ -13,9 +13,7 @@ import {
   type RunningControlPlane,
 } from '@asterism/k8s-controlplane';
 import type { Logger } from '@asterism/logger';
-import type { MetadataProvider } from '@asterism/metadata';
-import type { ClusterInitializer, InitClusterRequest } from '../../initserver/ports.js';
-import type { ClusterJoiner, JoinClusterRequest } from '../../joinclient/ports.js';
+import type { ClusterInitializer, ClusterJoiner, InitClusterRequest, JoinClusterRequest } from '@asterism/bootstrapper/runtime';
 import { discoverCluster } from './discovery.js';
 import { kubeConfigFor, registerNode, whoAmI } from './node-registration.js';
 
@@ -57,7 +55,6 @@ export class LocalClusterInitializer implements ClusterInitializer {
       binaries: ControlPlaneBinaries;
       /** Folder for the control plane (pki/, admin.conf, etcd data, logs). */
       dir: string;
-      metadata: MetadataProvider;
       services: ClusterServices;
       logger: Logger;
       apiServerPort?: number;
@@ -66,9 +63,8 @@ export class LocalClusterInitializer implements ClusterInitializer {
 
   async initCluster(req: InitClusterRequest): Promise<Buffer> {
     const log = this.o.logger;
-    const self = await this.o.metadata.self();
-    const nodeName = k8sCompliantHostname(self.Name);
-    const nodeIp = self.VPCIP || '127.0.0.1';
+    const nodeName = req.node.name;
+    const nodeIp = req.node.ip || '127.0.0.1';
     const sans = req.apiServerCertSans.filter((s) => s !== '');
     log.info('starting local control plane', { nodeName, nodeIp });
     const cp = await startControlPlane({
@@ -90,7 +86,7 @@ export class LocalClusterInitializer implements ClusterInitializer {
 
     // This node registers like every other: with its own kubelet certificate from the cluster CA.
     const kubelet = await createLeaf(cp.pki.ca, { commonName: `system:node:${nodeName}`, organizations: ['system:nodes'], usage: 'both', ips: [nodeIp] });
-    await registerNode(kubeConfigFor(cp.server, cp.pki.ca.certPem, { certPem: kubelet.certPem, keyPem: kubelet.keyPem }), { name: nodeName, ip: nodeIp, providerId: self.ProviderID });
+    await registerNode(kubeConfigFor(cp.server, cp.pki.ca.certPem, { certPem: kubelet.certPem, keyPem: kubelet.keyPem }), { name: nodeName, ip: nodeIp, providerId: req.node.providerId });
     await admin.makeApiClient(k8s.CoreV1Api).patchNode(
       { name: nodeName, body: [{ op: 'add', path: '/metadata/labels/node-role.kubernetes.io~1control-plane', value: '' }] },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),

@@ -13,7 +13,7 @@ import { BootstrapTokenIssuer, formatBootstrapToken, NODE_VERSION_NAME, UPDATE_G
 import { createLeaf } from '@asterism/k8s-controlplane';
 import { controlPlaneBinaries, testenvUnavailable } from '@asterism/k8s-testenv';
 import { createLogger } from '@asterism/logger';
-import type { InstanceMetadata, MetadataProvider } from '@asterism/metadata';
+import type { InstanceMetadata } from '@asterism/metadata';
 import type { ClusterServices, ClusterServicesContext } from './local-backend.js';
 import { LocalClusterInitializer, LocalClusterJoiner } from './local-backend.js';
 import { caPins, DiscoveryError } from './discovery.js';
@@ -22,13 +22,6 @@ const skip = testenvUnavailable();
 const logger = createLogger({ component: 'test', level: 'error' });
 
 const self: InstanceMetadata = { Name: 'control-plane-0', ProviderID: 'local:///control-plane-0', Role: 'ControlPlane', VPCIP: '127.0.0.1', SecondaryIPRange: '', AliasIPRanges: null };
-const metadata: MetadataProvider = {
-  self: async () => self,
-  list: async () => [self],
-  getLoadBalancerEndpoint: async () => ({ host: '127.0.0.1', port: '6443' }),
-  initSecretHash: async () => '',
-  uid: async () => '',
-};
 
 class RecordingServices implements ClusterServices {
   started: ClusterServicesContext | undefined;
@@ -50,7 +43,7 @@ describe('local Kubernetes backend', { skip }, () => {
   const components = [{ url: 'https://example.invalid/kubelet', hash: 'sha256:00', installPath: '/run/state/bin/kubelet', extract: false }];
 
   before(async () => {
-    init = new LocalClusterInitializer({ binaries: controlPlaneBinaries(), dir, metadata, services, logger, apiServerPort: 0 });
+    init = new LocalClusterInitializer({ binaries: controlPlaneBinaries(), dir, services, logger, apiServerPort: 0 });
     const kubeconfig = await init.initCluster({
       kubernetesVersion: 'v1.34.4',
       clusterName: 'asterism',
@@ -59,6 +52,7 @@ describe('local Kubernetes backend', { skip }, () => {
       apiServerCertSans: ['192.0.2.7', 'cluster.example'],
       serviceCidr: '',
       serviceSecrets: { masterSecret: Buffer.alloc(32, 1), masterSalt: Buffer.alloc(32, 2), measurementSalt: Buffer.alloc(32, 3) },
+      node: { name: self.Name, role: self.Role, ip: self.VPCIP, providerId: self.ProviderID },
     });
     admin = new k8s.KubeConfig();
     admin.loadFromString(kubeconfig.toString());
@@ -99,6 +93,7 @@ describe('local Kubernetes backend', { skip }, () => {
       role: 'Worker',
       nodeName: 'worker-1',
       nodeIp: '127.0.0.2',
+      providerId: 'local:///worker-1',
       components,
       kubeletCertPem: Buffer.from(kubelet.certPem),
       kubeletKeyPem: kubelet.keyPem,
@@ -115,7 +110,7 @@ describe('local Kubernetes backend', { skip }, () => {
     const token = await new BootstrapTokenIssuer(admin.makeApiClient(k8s.CoreV1Api)).create({ ttlMs: 15 * 60_000 });
     const kubelet = await createLeafFromPem(ca, 'worker-3');
     const server = new URL(admin.getCurrentCluster()!.server);
-    const base = { apiServerEndpoint: server.host, role: 'Worker' as const, nodeName: 'worker-3', nodeIp: '127.0.0.3', components, kubeletCertPem: Buffer.from(kubelet.certPem), kubeletKeyPem: kubelet.keyPem };
+    const base = { apiServerEndpoint: server.host, role: 'Worker' as const, nodeName: 'worker-3', nodeIp: '127.0.0.3', providerId: '', components, kubeletCertPem: Buffer.from(kubelet.certPem), kubeletKeyPem: kubelet.keyPem };
     await assert.rejects(
       new LocalClusterJoiner(logger).joinCluster({ ...base, token: formatBootstrapToken(token), caCertHashes: [`sha256:${'00'.repeat(32)}`] }),
       (e: unknown) => e instanceof DiscoveryError && e.code === 'DISCOVERY_CA_MISMATCH',

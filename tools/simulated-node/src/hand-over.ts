@@ -9,13 +9,25 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { Variant } from '@asterism/attestation';
+import type { ReadinessProbe } from '@asterism/bootstrapper/runtime';
 import type { Logger } from '@asterism/logger';
-import type { BootstrapperConfig } from '../flags.js';
-import type { ReadinessProbe } from '../joinclient/readiness-probe.js';
+
+/** The node whose verification service is handed over: the bootstrapper's flags and the simulated node's ports. */
+export interface HandOverNode {
+  variant: Variant;
+  tpm: string;
+  stateRoot: string;
+  initHost: string;
+  verifyGrpcPort: number;
+  verifyHttpPort: number;
+  verbosity: number;
+  logFile: string | undefined;
+}
 
 /** What {@link handOverVerification} needs of the node and of the program to start. */
 export interface HandOverOptions {
-  cfg: Pick<BootstrapperConfig, 'variant' | 'tpm' | 'stateRoot' | 'initHost' | 'verifyGrpcPort' | 'verifyHttpPort' | 'verbosity' | 'logFile'>;
+  cfg: HandOverNode;
   /** `node <flags> <entry>` of the verification-service program. */
   command: { binary: string; args: string[] };
   probe: ReadinessProbe;

@@ -1,0 +1,65 @@
+/**
+ * The kubeadm runtime (docs/adr/0019-node-runtime.md): kubeadm creates or joins the cluster; the
+ * kubelet and reboots belong to the init system: systemd on a VM image, or (`--init-system none`)
+ * the node's supervisor, tools/local-cluster's node.sh. The cluster runs the services as pods,
+ * the verification service included (docs/adr/0028), so the bootstrapper always exits after
+ * bootstrapping.
+ */
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ComponentInstaller } from '../components/index.js';
+import { KubeadmBackend } from '../kubernetes/kubeadm/kubeadm-backend.js';
+import type { AfterBoot, NodeRuntime, NodeRuntimeContext, ResidentAgent } from './node-runtime.js';
+
+/**
+ * Signal file for a node supervisor without systemd (`--init-system none`): like `systemctl enable
+ * --now kubelet`, it allows the kubelet to start from a configuration kubeadm wrote in an earlier
+ * boot, once this boot's disk key is in (docs/adr/0019-node-runtime.md).
+ */
+export const START_KUBELET_SIGNAL = '/run/asterism-start-kubelet';
+
+/** kubeadm plus systemd or an external supervisor, by `--init-system`. */
+export class KubeadmNodeRuntime implements NodeRuntime {
+  readonly name: string;
+  readonly initializer: KubeadmBackend;
+  readonly joiner: KubeadmBackend;
+  readonly keepsRecoveryServer = false;
+
+  constructor(private readonly ctx: NodeRuntimeContext) {
+    const { cfg, files, logger } = ctx;
+    this.name = `kubeadm/${cfg.initSystem}`;
+    const kubeadm = new KubeadmBackend({
+      kubeadm: cfg.k8sBinDir ? join(cfg.k8sBinDir, 'kubeadm') : files.resolve('/run/state/bin/kubeadm'),
+      metadata: ctx.metadata,
+      csp: cfg.csp,
+      logger,
+      files,
+      ...(cfg.imageRepository ? { imageRepository: cfg.imageRepository } : {}),
+      ignorePreflightErrors: cfg.ignorePreflightErrors,
+      ...(cfg.kubeProxyConntrackMaxPerCore !== undefined ? { kubeProxyConntrackMaxPerCore: cfg.kubeProxyConntrackMaxPerCore } : {}),
+      installer: new ComponentInstaller({ logger, resolve: (p) => files.resolve(p) }),
+    });
+    this.initializer = kubeadm;
+    this.joiner = kubeadm;
+  }
+
+  startNodeAgent(): void {
+    if (this.ctx.cfg.initSystem === 'systemd') spawn('systemctl', ['enable', '--now', 'kubelet'], { stdio: 'ignore' });
+    else writeFileSync(START_KUBELET_SIGNAL, '');
+    this.ctx.logger.info('node agent started', { kubelet: this.ctx.cfg.initSystem === 'systemd' ? 'kubelet.service' : 'started by the node supervisor' });
+  }
+
+  async reboot(): Promise<void> {
+    if (this.ctx.cfg.initSystem === 'systemd') spawn('systemctl', ['reboot'], { stdio: 'ignore', detached: true }).unref();
+  }
+
+  /** Nothing to supervise here: the node keeps running without this process (idle memory). */
+  async afterBoot(boot: AfterBoot): Promise<ResidentAgent | undefined> {
+    await boot.releasePlatform();
+    return undefined;
+  }
+}
+
+/** The product's runtime factory (main.ts). */
+export const kubeadmRuntime = (ctx: NodeRuntimeContext): NodeRuntime => new KubeadmNodeRuntime(ctx);
