@@ -9,11 +9,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { helmPath, REPO_ROOT } from '@asterism/deploy';
+import { helmPath, REPO_ROOT, SERVICE_BUNDLES } from '@asterism/deploy';
 import { missingComponent } from '@asterism/testing';
 import { sha256File } from './hashing.js';
 import type { ReleaseManifest } from './manifest.js';
@@ -54,13 +54,16 @@ describe('release build: every artifact with its hash, reproducible', { skip }, 
 
   it('lists every artifact with its SHA-256 and size; SHA256SUMS says the same', async () => {
     const kinds = m.artifacts.map((x) => x.kind).sort();
-    assert.deepEqual(kinds, ['bootstrapper-bundle', 'cli', 'cli-bundle', 'cli-licenses', 'helm-chart', 'helm-chart', 'helm-chart', 'helm-chart', 'image', 'image', 'image']);
+    // One chart per folder of deploy/charts, one image per service bundle (the attestation monitor joined both, issue 33).
+    const charts = readdirSync(join(REPO_ROOT, 'deploy', 'charts'), { withFileTypes: true }).filter((d) => d.isDirectory()).length;
+    const expected = ['bootstrapper-bundle', 'cli', 'cli-bundle', 'cli-licenses', ...Array<string>(charts).fill('helm-chart'), ...Array<string>(SERVICE_BUNDLES.length).fill('image')];
+    assert.deepEqual(kinds, expected);
     for (const x of m.artifacts) assert.equal(await sha256File(join(a, x.path)), x.sha256, x.path);
     const sums = readFileSync(join(a, 'SHA256SUMS'), 'utf8');
     assert.equal(sums, m.artifacts.map((x) => `${x.sha256}  ${x.path}\n`).join(''));
     execFileSync('sha256sum', ['--check', '--quiet', 'SHA256SUMS'], { cwd: a });
     assert.match(m.commit, /^[0-9a-f]{40}(-dirty)?$/);
-    assert.deepEqual(m.artifacts.filter((x) => x.kind === 'image').map((x) => x.ref), ['localhost/asterism/joinservice:0.1.0', 'localhost/asterism/keyservice:0.1.0', 'localhost/asterism/verification-service:0.1.0']);
+    assert.deepEqual(m.artifacts.filter((x) => x.kind === 'image').map((x) => x.ref), ['attestation-monitor', 'joinservice', 'keyservice', 'verification-service'].map((n) => `localhost/asterism/${n}:0.1.0`));
   });
 
   it('a second build gives the same bytes: manifest, SHA256SUMS and every artifact', () => {
@@ -69,7 +72,7 @@ describe('release build: every artifact with its hash, reproducible', { skip }, 
     assert.deepEqual(m2, m);
   });
 
-  it('the charts load in helm with their recorded name and version; the umbrella carries the three subcharts', () => {
+  it('the charts load in helm with their recorded name and version; the umbrella carries the four subcharts', () => {
     for (const c of m.artifacts.filter((x) => x.kind === 'helm-chart')) {
       const shown = execFileSync(helmPath(), ['show', 'chart', join(a, c.path)], { encoding: 'utf8' });
       assert.match(shown, new RegExp(`^name: ${c.name}$`, 'm'));
@@ -77,7 +80,7 @@ describe('release build: every artifact with its hash, reproducible', { skip }, 
     }
     const umbrella = m.artifacts.find((x) => x.name === 'asterism-services')!;
     const entries = tarList(join(a, umbrella.path), '-tzvf');
-    for (const sub of ['joinservice', 'keyservice', 'verificationservice']) assert.match(entries, new RegExp(` asterism-services/charts/${sub}/Chart\\.yaml\n`));
+    for (const sub of ['joinservice', 'keyservice', 'verificationservice', 'attestationmonitor']) assert.match(entries, new RegExp(` asterism-services/charts/${sub}/Chart\\.yaml\n`));
   });
 
   it('each image archive holds its manifest under the recorded digest (content-addressed)', () => {
