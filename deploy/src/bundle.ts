@@ -5,11 +5,12 @@
  * Two runtime needs of CommonJS dependencies are handled here:
  * - `require`/`__dirname`/`__filename` do not exist in ESM; a banner defines them from
  *   `import.meta.url` (grpc-js and protobufjs use `require` for optional modules).
- * - grpc-health-check loads `health/v1/health.proto` from disk at start-up; the proto is copied
- *   next to the bundle (`dist/<app>/proto/health/v1/health.proto`) and the include path is
- *   pointed there.
+ * - grpc-health-check loads `health/v1/health.proto` from disk at start-up; the bundle carries
+ *   the proto compiled to JSON instead, so no file has to sit next to it.
+ *
+ * A folder bundle is split: modules a program loads with `import()` go to `chunks/`.
  */
-import { copyFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +41,7 @@ export function entryPoint(name: string, root = REPO_ROOT): { entry: string; app
 export interface BundleResult {
   app: string;
   outfile: string;
+  /** JavaScript bytes of the program: the entry file and its chunks. */
   bytes: number;
   ms: number;
 }
@@ -54,28 +56,25 @@ const BANNER = [
 ].join('\n');
 
 /**
- * grpc-health-check loads `health/v1/health.proto` from disk when it is imported. The ESM form
- * points its include dir at `<bundle dir>/proto` (the proto is copied there); the CommonJS form
- * (a single executable has no files next to it) gets the proto compiled to protobufjs JSON at
- * bundle time and loads that instead (`@grpc/proto-loader`'s `fromJSON`, same package definition).
+ * grpc-health-check loads `health/v1/health.proto` from disk when it is imported. Every bundle
+ * gets the proto compiled to protobufjs JSON at bundle time and loads that instead
+ * (`@grpc/proto-loader`'s `fromJSON`, same package definition): a single executable has no files
+ * next to it, and in a split bundle the module may sit in `chunks/`, away from any copied proto.
  */
-function healthProtoPlugin(embed: boolean): esbuild.Plugin {
-  return {
-    name: 'grpc-health-check-proto',
-    setup(build) {
-      build.onLoad({ filter: /grpc-health-check[\\/]build[\\/]src[\\/]health\.js$/ }, async (args) => {
-        const { readFile } = await import('node:fs/promises');
-        const src = await readFile(args.path, 'utf8');
-        const needles = embed ? ["(0, proto_loader_1.loadSync)('health/v1/health.proto', {"] : ['includeDirs: [`${__dirname}/../../proto`]'];
-        for (const needle of needles) if (!src.includes(needle)) throw new Error(`grpc-health-check changed: ${args.path} no longer contains ${needle}`);
-        if (!embed) return { contents: src.replace(needles[0]!, "includeDirs: [require('node:path').join(__dirname, 'proto')]"), loader: 'js' };
-        const protobuf = createRequire(args.path)('protobufjs') as { loadSync(file: string): { toJSON(): unknown } };
-        const json = JSON.stringify(protobuf.loadSync(join(dirname(args.path), '..', '..', 'proto', 'health', 'v1', 'health.proto')).toJSON());
-        return { contents: src.replace(needles[0]!, `(0, proto_loader_1.fromJSON)(${json}, {`), loader: 'js' };
-      });
-    },
-  };
-}
+const healthProtoPlugin: esbuild.Plugin = {
+  name: 'grpc-health-check-proto',
+  setup(build) {
+    build.onLoad({ filter: /grpc-health-check[\\/]build[\\/]src[\\/]health\.js$/ }, async (args) => {
+      const { readFile } = await import('node:fs/promises');
+      const src = await readFile(args.path, 'utf8');
+      const needle = "(0, proto_loader_1.loadSync)('health/v1/health.proto', {";
+      if (!src.includes(needle)) throw new Error(`grpc-health-check changed: ${args.path} no longer contains ${needle}`);
+      const protobuf = createRequire(args.path)('protobufjs') as { loadSync(file: string): { toJSON(): unknown } };
+      const json = JSON.stringify(protobuf.loadSync(join(dirname(args.path), '..', '..', 'proto', 'health', 'v1', 'health.proto')).toJSON());
+      return { contents: src.replace(needle, `(0, proto_loader_1.fromJSON)(${json}, {`), loader: 'js' };
+    });
+  },
+};
 
 /**
  * Optional packages the bundled dependencies probe with `require` inside try/catch and that are
@@ -119,8 +118,8 @@ export interface BundleOptions {
    */
   format?: 'esm' | 'cjs';
   /**
-   * One file and nothing next to it (implied by `cjs`): no source map, the health proto embedded
-   * instead of copied (a CLI bundle that can be moved anywhere).
+   * One file and nothing next to it (implied by `cjs`): no source map, no chunks (a CLI bundle
+   * that can be moved anywhere).
    */
   singleFile?: boolean;
   /** esbuild `define`s (identifier -> JSON text), e.g. build facts stamped into the CLI. */
@@ -132,19 +131,52 @@ export interface BundleOptions {
   entry?: { file: string; packageDir: string };
 }
 
+/**
+ * esbuild writes a chunk for every `import()` it scanned, also where tree shaking removed the
+ * import (a library's AWS client that a program never constructs). Chunks no import path from the
+ * entry reaches are deleted, with their source maps and licence files, so an image carries only
+ * code its program can load.
+ */
+function pruneUnreachableChunks(meta: esbuild.Metafile, root: string, outfile: string): void {
+  const key = (file: string) => resolve(root, file);
+  const outputs = new Map(Object.entries(meta.outputs).map(([file, o]) => [key(file), o]));
+  const reached = new Set<string>();
+  const pending = [resolve(outfile)];
+  for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+    if (reached.has(file)) continue;
+    reached.add(file);
+    for (const i of outputs.get(file)?.imports ?? []) if (!i.external) pending.push(key(i.path));
+  }
+  for (const file of outputs.keys()) {
+    if (!file.endsWith('.mjs') || reached.has(file)) continue;
+    for (const f of [file, `${file}.map`, `${file}.LEGAL.txt`]) rmSync(f, { force: true });
+  }
+}
+
+/** Bytes of JavaScript in a bundle: the entry file and, for a split bundle, its chunks. */
+function programBytes(outfile: string): number {
+  const chunks = join(dirname(outfile), 'chunks');
+  const chunkFiles = existsSync(chunks) ? readdirSync(chunks).filter((f) => f.endsWith('.mjs')) : [];
+  return chunkFiles.reduce((sum, f) => sum + statSync(join(chunks, f)).size, statSync(outfile).size);
+}
+
 /** Bundles a program (`apps/<app>/src/main.ts` or an extra entry point) into `<outRoot>/<app>/main.mjs` (or `main.cjs`). */
 export async function bundleApp(app: string, opts: BundleOptions = {}): Promise<BundleResult> {
   const root = opts.root ?? REPO_ROOT;
-  const { entry, appDir } = opts.entry ? { entry: opts.entry.file, appDir: opts.entry.packageDir } : entryPoint(app, root);
+  const { entry } = opts.entry ? { entry: opts.entry.file } : entryPoint(app, root);
   if (!existsSync(entry)) throw new Error(`cannot bundle ${app}: ${entry} does not exist`);
   const outDir = join(opts.outRoot ?? join(root, 'dist'), app);
   const cjs = opts.format === 'cjs';
   const single = cjs || opts.singleFile === true;
   const outfile = join(outDir, cjs ? 'main.cjs' : 'main.mjs');
   const started = Date.now();
-  await esbuild.build({
-    entryPoints: [entry],
-    outfile,
+  // A folder bundle splits: what a program loads with `import()` (the Kubernetes client on the
+  // init path, the AWS SDK on AWS nodes) goes to chunks/ and is parsed only when loaded. On a node
+  // VM, parsing the whole bundle was most of Node's start (docs/protocol/node-image.md "Boot time").
+  const split = !single;
+  const result = await esbuild.build({
+    entryPoints: split ? { main: entry } : [entry],
+    ...(split ? { outdir: outDir, splitting: true, chunkNames: 'chunks/[name]-[hash]', outExtension: { '.js': '.mjs' } } : { outfile }),
     absWorkingDir: root,
     bundle: true,
     platform: 'node',
@@ -158,19 +190,9 @@ export async function bundleApp(app: string, opts: BundleOptions = {}): Promise<
     conditions: ['node', 'import', 'default'],
     mainFields: ['module', 'main'],
     logLevel: 'warning',
-    plugins: cjs ? [healthProtoPlugin(true), missingOptionalPlugin] : [healthProtoPlugin(single)],
+    plugins: cjs ? [healthProtoPlugin, missingOptionalPlugin] : [healthProtoPlugin],
+    metafile: split,
   });
-  const req = createRequire(join(appDir, 'package.json'));
-  let healthPkg: string | undefined;
-  try {
-    healthPkg = dirname(req.resolve('grpc-health-check/package.json'));
-  } catch {
-    healthPkg = undefined;
-  }
-  if (healthPkg && !single) {
-    const protoOut = join(outDir, 'proto', 'health', 'v1');
-    mkdirSync(protoOut, { recursive: true });
-    copyFileSync(join(healthPkg, 'proto', 'health', 'v1', 'health.proto'), join(protoOut, 'health.proto'));
-  }
-  return { app, outfile, bytes: statSync(outfile).size, ms: Date.now() - started };
+  if (result.metafile) pruneUnreachableChunks(result.metafile, root, outfile);
+  return { app, outfile, bytes: programBytes(outfile), ms: Date.now() - started };
 }

@@ -28,7 +28,7 @@ import { RejoinClient } from './joinclient/rejoin-client.js';
 import { metadataFor } from './metadata-source.js';
 import { detectNodeCondition } from './node-condition.js';
 import { KubeletCsrGenerator } from './node-identity/kubelet-csr.js';
-import { clusterBindingStore, InitDiskBinder } from './node-identity/init-disk-binding.js';
+import { InitDiskBinder } from './node-identity/init-disk-binding.js';
 import { readNodeIdentity } from './node-identity/node-self.js';
 import { EmergencySshSetup, HostKeyFile } from './node-identity/ssh.js';
 import { RecoveryServer } from './recovery/recovery-server.js';
@@ -199,7 +199,7 @@ async function initServerStage(node: BootNode, cleaner: Cleaner): Promise<InitSe
     ssh: new EmergencySshSetup(node.files, node.hostKey),
     cluster: node.runtime.initializer,
     identity: { read: (signal) => readNodeIdentity(node.metadata, signal) },
-    diskBinding: new InitDiskBinder({ issuer: node.issuer, storeFor: clusterBindingStore, logger }),
+    diskBinding: new InitDiskBinder({ issuer: node.issuer, storeFor: async (kc) => (await import('./node-identity/cluster-binding-store.js')).clusterBindingStore(kc), logger }),
     onLocked: () => cleaner.clean(),
   });
   const server = new InitServer(flow, new FileLogSource(cfg.logFile ?? '/dev/null'), logger);

@@ -6,6 +6,7 @@
  * workload image. Each entry says what goes into its rootfs and how the image starts.
  */
 import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { APP_NODE_FLAGS } from '../node-flags.js';
 import type { RootfsStage } from './rootfs.js';
@@ -68,12 +69,17 @@ function goBinaryImage(name: string, tag: string, binaries: string[]): ImageSpec
   };
 }
 
+/** The chunks of a bundle and their source maps, sorted (licence texts stay out, as the entry's do). */
+function bundleChunks(bundle: string): string[] {
+  const dir = join(bundle, 'chunks');
+  return existsSync(dir) ? readdirSync(dir).filter((f) => /\.mjs(\.map)?$/.test(f)).sort() : [];
+}
+
 /** Bundled programs that run as pods (deploy/src/bundle.ts). */
 export const SERVICE_BUNDLES = ['joinservice', 'keyservice', 'verification-service', 'attestation-monitor'] as const;
 
 /**
- * An Asterism service: the esbuild bundle at /app (with the grpc.health.v1 proto that
- * grpc-health-check loads from disk when @asterism/service-runtime is imported), Node at
+ * An Asterism service: the esbuild bundle at /app (main.mjs and its lazily loaded chunks), Node at
  * /usr/bin/node, unprivileged by default.
  */
 function serviceImage(app: (typeof SERVICE_BUNDLES)[number], ports: number[], nodes: ImageSpec['nodes']): ImageSpec {
@@ -87,7 +93,8 @@ function serviceImage(app: (typeof SERVICE_BUNDLES)[number], ports: number[], no
       const bundle = join(inputs.bundleDir, app);
       rootfs.addFile(join(bundle, 'main.mjs'), '/app/main.mjs');
       rootfs.addFile(join(bundle, 'main.mjs.map'), '/app/main.mjs.map');
-      rootfs.addFile(join(bundle, 'proto', 'health', 'v1', 'health.proto'), '/app/proto/health/v1/health.proto');
+      // The program's chunks (deploy/src/bundle.ts), with their source maps.
+      for (const chunk of bundleChunks(bundle)) rootfs.addFile(join(bundle, 'chunks', chunk), `/app/chunks/${chunk}`);
       rootfs.addDir('/tmp', 0o1777);
     },
     config: { entrypoint: ['/usr/bin/node', '--enable-source-maps', ...APP_NODE_FLAGS[app], '/app/main.mjs'], env: [PATH_ENV, 'NODE_ENV=production'], user: '65532:65532', workdir: '/app', ports },

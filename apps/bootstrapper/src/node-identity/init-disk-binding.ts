@@ -6,10 +6,9 @@
  * `attestationKeyDigest` of a document its own issuer produced, `ConfigMapIdentityBindings`.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import * as k8s from '@kubernetes/client-node';
 import { attestationKeyDigest, type Issuer } from '@asterism/attestation';
 import { AsterismError, isAsterismError } from '@asterism/errors';
-import { ConfigMapIdentityBindings, ConfigMapStore, K8sError, type IdentityBinding } from '@asterism/k8s';
+import type { IdentityBinding } from '@asterism/k8s';
 import type { Logger } from '@asterism/logger';
 import type { OwnDiskBinding } from '../initserver/ports.js';
 
@@ -23,32 +22,18 @@ export type DiskBindingErrorCode = 'DISK_BOUND_TO_OTHER_IDENTITY' | 'BINDING_STO
 /** A failed init binding; `details` name the disk and, for a conflict, the binding found. */
 export class DiskBindingError extends AsterismError<DiskBindingErrorCode> {}
 
-/** Create-only store of disk bindings in the new cluster (consumer-declared; `ConfigMapIdentityBindings` in main.ts). */
+/** Create-only store of disk bindings in the new cluster (consumer-declared; `ConfigMapIdentityBindings` in cluster-binding-store.ts). */
 export interface DiskBindingStore {
   get(diskUuid: string): Promise<IdentityBinding | undefined>;
   create(binding: IdentityBinding): Promise<'created' | 'exists'>;
-}
-
-/**
- * The binding store of the cluster an admin kubeconfig reaches (the one `initCluster` returned:
- * system:masters, for the local and the kubeadm backend alike); a plain client, no kept-alive pool.
- */
-export function clusterBindingStore(adminKubeconfig: Buffer): DiskBindingStore {
-  const kc = new k8s.KubeConfig();
-  try {
-    kc.loadFromString(adminKubeconfig.toString('utf8'));
-  } catch (err) {
-    throw new K8sError('K8S_CONFIG_INVALID', `loading the admin kubeconfig: ${(err as Error).message}`, { cause: err });
-  }
-  return new ConfigMapIdentityBindings(new ConfigMapStore(kc.makeApiClient(k8s.CoreV1Api)));
 }
 
 /** What the binder is built from. */
 export interface InitDiskBinderDeps {
   /** The node's own attestation issuer (the one its aTLS servers use). */
   issuer: Issuer;
-  /** The binding store of the cluster the admin kubeconfig reaches. */
-  storeFor(adminKubeconfig: Buffer): DiskBindingStore;
+  /** The binding store of the cluster the admin kubeconfig reaches (cluster-binding-store.ts; may load its client lazily). */
+  storeFor(adminKubeconfig: Buffer): DiskBindingStore | Promise<DiskBindingStore>;
   logger: Logger;
   now?: () => Date;
   /** Tries of the store calls while the apiserver does not answer, and the pause between them (default 5, 1 s). */
@@ -69,7 +54,7 @@ export class InitDiskBinder implements OwnDiskBinding {
 
   async bind(req: { adminKubeconfig: Buffer; diskUuid: string; nodeName: string }, signal?: AbortSignal): Promise<'created' | 'already-bound'> {
     const wanted = await this.ownIdentity(req.diskUuid, req.nodeName, signal);
-    const store = this.d.storeFor(req.adminKubeconfig);
+    const store = await this.d.storeFor(req.adminKubeconfig);
     const outcome = await this.withRetry(() => this.createOrCompare(store, wanted), signal);
     this.d.logger.info(outcome === 'created' ? 'disk bound to this node\'s attestation key' : 'disk already bound to this node\'s attestation key', { diskUuid: wanted.diskUuid, nodeName: wanted.nodeName, akDigest: wanted.akDigest });
     return outcome;

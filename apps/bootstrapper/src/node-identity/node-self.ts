@@ -3,7 +3,7 @@
  * once per bootstrap stage (init: by the init flow; join: by the join client) and handed down to the
  * node runtime and the disk binding, which never ask the metadata source again.
  */
-import { k8sCompliantHostname } from '@asterism/k8s';
+import { k8sCompliantHostname } from '@asterism/k8s/node-name';
 import type { MetadataProvider, Role } from '@asterism/metadata';
 
 /** Who this node is: its Kubernetes node name, metadata role, VPC IP and provider ID. */

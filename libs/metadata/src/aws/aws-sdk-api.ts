@@ -1,5 +1,5 @@
-import { DescribeImagesCommand, DescribeInstancesCommand, EC2Client, type Instance } from '@aws-sdk/client-ec2';
-import { DescribeLoadBalancersCommand, DescribeTagsCommand, ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
+import type { EC2Client, Instance } from '@aws-sdk/client-ec2';
+import type { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { TAG_ROLE, TAG_UID } from '../tags.js';
 import { MetadataError, parseRole, type InstanceMetadata } from '../types.js';
 import { awsProviderId, type AwsCloudApi } from './aws-provider.js';
@@ -14,6 +14,17 @@ export interface AwsSdkOptions {
   requestTimeoutMs?: number;
   /** Attempts including the first (the SDK's standard retry strategy with backoff). */
   maxAttempts?: number;
+}
+
+/**
+ * The SDK's two client packages, loaded on first use: together about 1 MB of a node's bundle that
+ * only AWS nodes run, and a node's start is CPU-bound on a slow VM (docs/protocol/node-image.md
+ * "Boot time").
+ */
+type Sdk = [typeof import('@aws-sdk/client-ec2'), typeof import('@aws-sdk/client-elastic-load-balancing-v2')];
+let sdkModules: Promise<Sdk> | undefined;
+function loadSdk(): Promise<Sdk> {
+  return (sdkModules ??= Promise.all([import('@aws-sdk/client-ec2'), import('@aws-sdk/client-elastic-load-balancing-v2')]));
 }
 
 /** ELBv2 DescribeTags accepts at most 20 ARNs per call. */
@@ -53,30 +64,33 @@ export class AwsSdkCloudApi implements AwsCloudApi {
     };
   }
 
-  private ec2For(region: string): EC2Client {
-    let c = this.ec2.get(region);
-    if (!c) this.ec2.set(region, (c = new EC2Client(this.config(region))));
-    return c;
+  private async ec2For(region: string): Promise<{ client: EC2Client; sdk: Sdk[0] }> {
+    const [sdk] = await loadSdk();
+    let client = this.ec2.get(region);
+    if (!client) this.ec2.set(region, (client = new sdk.EC2Client(this.config(region))));
+    return { client, sdk };
   }
 
-  private elbFor(region: string): ElasticLoadBalancingV2Client {
-    let c = this.elb.get(region);
-    if (!c) this.elb.set(region, (c = new ElasticLoadBalancingV2Client(this.config(region))));
-    return c;
+  private async elbFor(region: string): Promise<{ client: ElasticLoadBalancingV2Client; sdk: Sdk[1] }> {
+    const [, sdk] = await loadSdk();
+    let client = this.elb.get(region);
+    if (!client) this.elb.set(region, (client = new sdk.ElasticLoadBalancingV2Client(this.config(region))));
+    return { client, sdk };
   }
 
   async instancesByUid(region: string, uid: string, signal?: AbortSignal): Promise<InstanceMetadata[]> {
     const out: InstanceMetadata[] = [];
+    const ec2 = await this.ec2For(region);
     let NextToken: string | undefined;
     do {
-      const cmd = new DescribeInstancesCommand({
+      const cmd = new ec2.sdk.DescribeInstancesCommand({
         Filters: [
           { Name: `tag:${TAG_UID}`, Values: [uid] },
           { Name: 'instance-state-name', Values: ['running'] },
         ],
         ...(NextToken ? { NextToken } : {}),
       });
-      const res = await this.ec2For(region).send(cmd, signal ? { abortSignal: signal } : {}).catch((err: unknown) => {
+      const res = await ec2.client.send(cmd, signal ? { abortSignal: signal } : {}).catch((err: unknown) => {
         throw sdkError('DescribeInstances', err);
       });
       for (const r of res.Reservations ?? []) for (const i of r.Instances ?? []) out.push(toInstance(i));
@@ -87,10 +101,11 @@ export class AwsSdkCloudApi implements AwsCloudApi {
 
   async loadBalancerDnsName(region: string, uid: string, signal?: AbortSignal): Promise<string> {
     const opts = signal ? { abortSignal: signal } : {};
+    const elb = await this.elbFor(region);
     const lbs: { arn: string; dns: string }[] = [];
     let Marker: string | undefined;
     do {
-      const res = await this.elbFor(region).send(new DescribeLoadBalancersCommand(Marker ? { Marker } : {}), opts).catch((err: unknown) => {
+      const res = await elb.client.send(new elb.sdk.DescribeLoadBalancersCommand(Marker ? { Marker } : {}), opts).catch((err: unknown) => {
         throw sdkError('DescribeLoadBalancers', err);
       });
       for (const lb of res.LoadBalancers ?? []) if (lb.LoadBalancerArn && lb.DNSName) lbs.push({ arn: lb.LoadBalancerArn, dns: lb.DNSName });
@@ -98,7 +113,7 @@ export class AwsSdkCloudApi implements AwsCloudApi {
     } while (Marker);
     for (let i = 0; i < lbs.length; i += TAG_BATCH) {
       const batch = lbs.slice(i, i + TAG_BATCH);
-      const res = await this.elbFor(region).send(new DescribeTagsCommand({ ResourceArns: batch.map((b) => b.arn) }), opts).catch((err: unknown) => {
+      const res = await elb.client.send(new elb.sdk.DescribeTagsCommand({ ResourceArns: batch.map((b) => b.arn) }), opts).catch((err: unknown) => {
         throw sdkError('DescribeTags', err);
       });
       const hit = res.TagDescriptions?.find((d) => d.Tags?.some((t) => t.Key === TAG_UID && t.Value === uid));
@@ -113,7 +128,8 @@ export class AwsSdkCloudApi implements AwsCloudApi {
    * does not exist is an error, not "no TPM support".
    */
   async tpmSupport(region: string, imageId: string, signal?: AbortSignal): Promise<string | undefined> {
-    const res = await this.ec2For(region).send(new DescribeImagesCommand({ ImageIds: [imageId] }), signal ? { abortSignal: signal } : {}).catch((err: unknown) => {
+    const ec2 = await this.ec2For(region);
+    const res = await ec2.client.send(new ec2.sdk.DescribeImagesCommand({ ImageIds: [imageId] }), signal ? { abortSignal: signal } : {}).catch((err: unknown) => {
       throw sdkError('DescribeImages', err);
     });
     const image = res.Images?.[0];

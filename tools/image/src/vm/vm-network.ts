@@ -80,7 +80,7 @@ export class VmNetwork {
     const conf = join(dir, 'udhcpd.conf');
     writeFileSync(conf, [`start ${VM_ADDRESS}`, `end ${VM_ADDRESS}`, 'interface br0', `lease_file ${join(dir, 'udhcpd.leases')}`, 'opt subnet 255.255.255.0', `opt router ${BRIDGE_ADDRESS}`, 'opt lease 3600', ''].join('\n'));
     writeFileSync(join(dir, 'udhcpd.leases'), '');
-    this.dhcp = spawn('ip', ['netns', 'exec', this.namespace, 'busybox', 'udhcpd', '-f', conf], { stdio: 'ignore' });
+    this.dhcp = spawn('ip', ['netns', 'exec', this.namespace, 'busybox', 'udhcpd', '-f', '-a', '100', conf], { stdio: 'ignore' });
   }
 
   /** Command prefix that runs a program inside the namespace. */

@@ -5,7 +5,7 @@
  * an swtpm vTPM on tpm-crb, optionally a state disk and a tap device of a VmNetwork, the serial
  * console in a file.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { VmNetwork } from './vm-network.js';
@@ -25,6 +25,18 @@ export interface VmOptions {
   readonly stateDisk?: string;
   readonly memoryMiB?: number;
   readonly cpus?: number;
+}
+
+/**
+ * Manufactures a new vTPM with only the SHA-256 PCR bank active, as swtpm_setup (and so libvirt)
+ * does by default; a vTPM state swtpm creates by itself has four banks, and the firmware and the UKI
+ * stub then hash every measured image four times in emulated code (docs/protocol/node-image.md
+ * "Boot time"). Attestation reads the SHA-256 bank only. A state that exists (a reboot) is kept.
+ */
+function provisionVtpm(tpmDir: string): void {
+  if (existsSync(join(tpmDir, 'tpm2-00.permall'))) return;
+  const r = spawnSync('swtpm_setup', ['--tpm2', '--tpmstate', tpmDir, '--pcr-banks', 'sha256', '--overwrite'], { encoding: 'utf8', timeout: 30_000 });
+  if (r.status !== 0) throw new Error(`swtpm_setup failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr ?? '').trim().slice(-500)}`);
 }
 
 /** True when QEMU, OVMF and swtpm are installed. */
@@ -70,6 +82,7 @@ export class Vm {
     const tpmDir = join(o.dir, 'tpm');
     mkdirSync(tpmDir, { recursive: true });
     const sock = join(tpmDir, 'swtpm.sock');
+    provisionVtpm(tpmDir);
     const swtpm = spawn('swtpm', ['socket', '--tpm2', '--tpmstate', `dir=${tpmDir}`, '--ctrl', `type=unixio,path=${sock}`, '--log', `file=${join(o.dir, 'swtpm.log')}`], { stdio: 'ignore' });
     for (let i = 0; i < 100 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 50));
     if (!existsSync(sock)) {

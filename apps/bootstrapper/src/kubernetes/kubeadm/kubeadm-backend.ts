@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { runCommand } from '@asterism/child-process';
-import { k8sCompliantHostname } from '@asterism/k8s';
+import { k8sCompliantHostname } from '@asterism/k8s/node-name';
 import type { Logger } from '@asterism/logger';
 import type { MetadataProvider } from '@asterism/metadata';
 import type { components } from '@asterism/proto';
@@ -11,7 +11,7 @@ import type { ClusterJoiner, JoinClusterRequest } from '../../joinclient/ports.j
 import type { NodeFileWriter } from '../../state/file-writer.js';
 import { timedStage } from '../../stage-timer.js';
 import { AUDIT_POLICY } from './audit-policy.js';
-import { apiClusterObjects, ApiServerReadiness, type ClusterObjectsWriter } from './cluster-api.js';
+import type { ClusterObjectsWriter } from './cluster-api.js';
 import { cloudProviderFlag, initConfiguration, joinConfiguration, KUBEADM } from './configs.js';
 import { issueOwnKubeletCertificate } from './own-kubelet-cert.js';
 
@@ -144,8 +144,10 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
       await stage('kubeadm init', () => kubeadm(['init', '-v=5', `--config=${config}`, `--skip-phases=${skip.join(',')}`]));
       const kubeconfig = await stage('admin kubeconfig', () => kubeadm(['kubeconfig', 'user', `--client-name=${req.clusterName}-admin`, `--config=${config}`, '--org=system:masters']));
       const adminConf = this.o.files.resolve('/etc/kubernetes/admin.conf');
-      await stage('waiting for the API server', () => (this.o.apiReadiness ?? new ApiServerReadiness(adminConf)).wait(this.o.apiWaitMs ?? 120_000, signal));
-      const objects = this.o.clusterObjects ?? apiClusterObjects(adminConf);
+      // The Kubernetes client is loaded only here, on the one node that inits (docs/protocol/node-image.md "Boot time").
+      const api = await import('./cluster-api.js');
+      await stage('waiting for the API server', () => (this.o.apiReadiness ?? new api.ApiServerReadiness(adminConf)).wait(this.o.apiWaitMs ?? 120_000, signal));
+      const objects = this.o.clusterObjects ?? api.apiClusterObjects(adminConf);
       await stage('writing cluster objects', () => objects.write({ nodeName, components: req.components, kubernetesVersion: req.kubernetesVersion }));
       this.o.logger.warn('etcd I/O priority is left at the default (the reference raises it with ioprio_set; not done by this build)');
       return Buffer.from(kubeconfig);

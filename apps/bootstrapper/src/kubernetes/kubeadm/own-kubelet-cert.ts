@@ -1,6 +1,6 @@
 import { createPublicKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { KubeletCertificateAuthority } from '@asterism/k8s';
+import { KubeletCertificateAuthority } from '@asterism/k8s/kubelet-certificate';
 import { KubeletCsrGenerator } from '../../node-identity/kubelet-csr.js';
 import type { NodeFileWriter } from '../../state/file-writer.js';
 import { KUBEADM } from './configs.js';
