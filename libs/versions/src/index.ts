@@ -11,3 +11,12 @@ export {
   type WireComponent,
 } from './manifest.js';
 export { INSTALL_PATHS } from './install-paths.js';
+export {
+  checkUpgradePath,
+  compareKubeVersions,
+  parseKubeVersion,
+  upgradeTargets,
+  UpgradePathError,
+  type KubeVersion,
+  type UpgradeRefusal,
+} from './upgrade-path.js';
