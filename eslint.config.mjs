@@ -83,7 +83,7 @@ export default [
       'apps/bootstrapper/src/initserver/init-server.ts',
       'apps/bootstrapper/src/joinclient/atls-dialer.ts',
       'apps/bootstrapper/src/recovery/recovery-server.ts',
-      'apps/bootstrapper/src/verify/verification-service.ts',
+      'apps/verification-service/src/verification-service.ts',
       'apps/cli/src/init/grpc-connector.ts',
       'apps/cli/src/verify/grpc-attestation-source.ts',
       'apps/cli/src/testing/attestation-servers.fixture.ts',
@@ -155,14 +155,15 @@ export default [
   },
   {
     // The simulated node (tools/simulated-node) is a second composition root of the bootstrapper
-    // (docs/adr/0036-node-runtime.md): it may import the app's runtime entry point, nothing else of it.
+    // (docs/adr/0036-node-runtime.md): it may import the app's runtime entry point, nothing else of it,
+    // and the verification service's package entry point (it serves that service in-process).
     files: ['tools/simulated-node/**/*.ts'],
     rules: {
       '@nx/enforce-module-boundaries': [
         'error',
         {
           enforceBuildableLibDependency: false,
-          allow: ['@asterism/bootstrapper/runtime'],
+          allow: ['@asterism/bootstrapper/runtime', '@asterism/verification-service'],
           depConstraints: [{ sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:lib', 'type:proto', 'type:app', 'type:tool'] }],
         },
       ],

@@ -1,6 +1,6 @@
 /**
  * `npx tsx deploy/src/bundle-cli.ts [app...]` — bundles the named programs (default: every app that
- * has an `apps/<app>/src/main.ts`, plus the extra entry points of bundle.ts) into
+ * has an `apps/<app>/src/main.ts`) into
  * `dist/<app>/main.mjs`. Used by the nx `bundle` targets.
  */
 import { existsSync } from 'node:fs';

@@ -19,23 +19,13 @@ import * as esbuild from 'esbuild';
 /** Repository root (deploy/src/ -> ../..). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** Programs that can be bundled: the apps with an `apps/<app>/src/main.ts`, and the extra entry points below. */
+/** Programs that can be bundled: the apps with an `apps/<app>/src/main.ts`. */
 export const APPS = ['bootstrapper', 'joinservice', 'keyservice', 'verification-service', 'attestation-monitor'] as const;
-
-/**
- * Programs that are a second entry point of an app rather than an app of their own:
- * `verification-service` is the bootstrapper's verification service alone, run by the chart's
- * DaemonSet on every node (docs/adr/0028); it reuses the bootstrapper's node platform.
- */
-export const EXTRA_ENTRY_POINTS: Readonly<Record<string, { app: string; entry: string }>> = {
-  'verification-service': { app: 'bootstrapper', entry: 'src/verify/main.ts' },
-};
 
 /** The entry file of a program and the app folder its dependencies resolve from. */
 export function entryPoint(name: string, root = REPO_ROOT): { entry: string; appDir: string } {
-  const extra = EXTRA_ENTRY_POINTS[name];
-  const appDir = join(root, 'apps', extra?.app ?? name);
-  return { entry: join(appDir, extra?.entry ?? join('src', 'main.ts')), appDir };
+  const appDir = join(root, 'apps', name);
+  return { entry: join(appDir, 'src', 'main.ts'), appDir };
 }
 
 export interface BundleResult {
@@ -160,7 +150,7 @@ function programBytes(outfile: string): number {
   return chunkFiles.reduce((sum, f) => sum + statSync(join(chunks, f)).size, statSync(outfile).size);
 }
 
-/** Bundles a program (`apps/<app>/src/main.ts` or an extra entry point) into `<outRoot>/<app>/main.mjs` (or `main.cjs`). */
+/** Bundles a program (`apps/<app>/src/main.ts`, or `opts.entry`) into `<outRoot>/<app>/main.mjs` (or `main.cjs`). */
 export async function bundleApp(app: string, opts: BundleOptions = {}): Promise<BundleResult> {
   const root = opts.root ?? REPO_ROOT;
   const { entry } = opts.entry ? { entry: opts.entry.file } : entryPoint(app, root);

@@ -1,5 +1,5 @@
 /** Deployment tooling: app bundling for container images, chart CRDs and values schemas. */
-export { APPS, bundleApp, entryPoint, EXTRA_ENTRY_POINTS, REPO_ROOT, type BundleOptions, type BundleResult } from './bundle.js';
+export { APPS, bundleApp, entryPoint, REPO_ROOT, type BundleOptions, type BundleResult } from './bundle.js';
 export { APP_NODE_FLAGS } from './node-flags.js';
 export { CRD_DIR, libCrds, readChartCrds, writeChartCrds } from './crds.js';
 export { committedSchemaText, schemaPath, schemaText, valuesSchemas, writeValuesSchemas } from './schemas.js';

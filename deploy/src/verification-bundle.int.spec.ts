@@ -1,6 +1,6 @@
 /**
  * The verification-service image payload (docs/adr/0028): the bundle of
- * apps/bootstrapper/src/verify/main.ts staged as the image catalog stages its /app, in a folder
+ * apps/verification-service/src/main.ts staged as the image catalog stages its /app, in a folder
  * outside the repository, started with plain
  * `node` and the image's Node flags (its ENTRYPOINT in the image catalog) on a swtpm vTPM, as the chart's pod runs it: gRPC and HTTP
  * documents that a qemu-vtpm validator accepts over user data "VerifyService" and the caller's

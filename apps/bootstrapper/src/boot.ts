@@ -33,14 +33,13 @@ import { readNodeIdentity } from './node-identity/node-self.js';
 import { EmergencySshSetup, HostKeyFile } from './node-identity/ssh.js';
 import { RecoveryServer } from './recovery/recovery-server.js';
 import { raceForDiskKey } from './recovery/unlock-race.js';
-import { releaseAttestationKeys } from './verify/start.js';
 import type { NodeRuntime, NodeRuntimeFactory } from './runtime/node-runtime.js';
 import type { Cleaner } from './clean/cleaner.js';
 import { runBootstrapper, type InitService, type NodeControl, type RunResult } from './run.js';
 import { NodeFileWriter } from './state/file-writer.js';
 import { NODE_STATE_PATH, readNodeState } from './state/node-state.js';
 import { NodeStatusFile, type StatusUpdate } from './status-file.js';
-import { nodePlatformFor, type NodePlatform } from './platform.js';
+import { nodePlatformFor, releaseAttestationKeys, type NodePlatform } from '@asterism/node-platform';
 
 /** Exit code of a "reboot" (a supervisor without systemd decides whether to start the node again). */
 export const EXIT_REBOOT = 3;

@@ -3,7 +3,7 @@ import type { Variant } from '@asterism/attestation';
 import { parseCloudKind } from '@asterism/metadata';
 import { FlagError, intFlag as int, parseGoFlags } from '@asterism/service-runtime';
 import { STATE_DISK_PBKDF_PRESETS, type StateDiskPbkdfPreset } from './disk/state-disk.js';
-import { attestationVariant, tpmFlag } from './platform-flags.js';
+import { attestationVariant, tpmFlag } from '@asterism/node-platform';
 
 /** Bootstrapper configuration: the reference's `-v` and environment (docs/protocol/bootstrapper.md) plus Asterism's paths. */
 export interface BootstrapperConfig {

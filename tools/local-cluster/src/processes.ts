@@ -17,7 +17,7 @@ export interface ClusterProcess {
 }
 
 const KINDS: Array<[ProcessKind, RegExp]> = [
-  ['verification-service', /verification-service|bootstrapper\/src\/verify\/main\.ts/],
+  ['verification-service', /verification-service/],
   ['bootstrapper', /bootstrapper\/(main\.mjs|src\/main\.ts)|simulated-node\/main\.ts/],
   ['keyservice', /keyservice\/(main\.mjs|src\/main\.ts)/],
   ['joinservice', /joinservice\/(main\.mjs|src\/main\.ts)/],

@@ -80,7 +80,7 @@ describe('asterism single executable, outside the checkout and without node', { 
     measurements['15'] = { expected: '00'.repeat(32), warnOnly: false };
     writeFileSync(configFile, JSON.stringify({ measurements }));
 
-    node = startTsProcess('apps/bootstrapper/src/verify/main.ts', ['--attestation-variant=qemu-vtpm', `--tpm=unix:${swtpm.socketPath}`, '--host=127.0.0.1', '--grpc-port=0', '--http-port=0']);
+    node = startTsProcess('apps/verification-service/src/main.ts', ['--attestation-variant=qemu-vtpm', `--tpm=unix:${swtpm.socketPath}`, '--host=127.0.0.1', '--grpc-port=0', '--http-port=0']);
     const serving = await node.waitForLog((l) => l.msg === 'verification service serving', 60_000);
     endpoint = `127.0.0.1:${serving.grpc as number}`;
   });

@@ -28,7 +28,7 @@ describe('local programs (--local-apps)', () => {
     for (const [name, entry] of [
       ['keyservice', 'apps/keyservice/src/main.ts'],
       ['joinservice', 'apps/joinservice/src/main.ts'],
-      ['verification-service', 'apps/bootstrapper/src/verify/main.ts'],
+      ['verification-service', 'apps/verification-service/src/main.ts'],
     ] as const) {
       const { binary, args } = programCommand(name);
       assert.equal(binary, process.execPath);

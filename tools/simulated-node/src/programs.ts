@@ -39,7 +39,7 @@ export class LocalProgramsError extends AsterismError<'LOCAL_APPS_INVALID'> {}
 const SOURCES: Record<LocalProgramName, string> = {
   keyservice: 'apps/keyservice/src/main.ts',
   joinservice: 'apps/joinservice/src/main.ts',
-  'verification-service': 'apps/bootstrapper/src/verify/main.ts',
+  'verification-service': 'apps/verification-service/src/main.ts',
 };
 
 /** Reads and checks a `--local-apps` file (entries absolute paths, flags strings). */

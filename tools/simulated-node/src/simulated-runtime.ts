@@ -8,7 +8,8 @@
  */
 import { join } from 'node:path';
 import type { Issuer } from '@asterism/attestation';
-import { perCallIssuer, TcpReadinessProbe, type AfterBoot, type NodeRuntime, type NodeRuntimeContext, type ResidentAgent } from '@asterism/bootstrapper/runtime';
+import { TcpReadinessProbe, type AfterBoot, type NodeRuntime, type NodeRuntimeContext, type ResidentAgent } from '@asterism/bootstrapper/runtime';
+import { perCallIssuer } from '@asterism/verification-service';
 import type { SimulatedFlags } from './flags.js';
 import { handOverVerification } from './hand-over.js';
 import { LocalClusterInitializer, LocalClusterJoiner } from './local-backend.js';

@@ -1,7 +1,7 @@
 /** The simulated node's verification service (docs/protocol/verification.md), served by its bootstrapper process. */
 import type { Issuer } from '@asterism/attestation';
-import { VerificationService } from '@asterism/bootstrapper/runtime';
 import type { Logger } from '@asterism/logger';
+import { VerificationService } from '@asterism/verification-service';
 
 /** Starts the verification service on `host` (gRPC port 0 = off); a failure to listen is logged, not fatal. */
 export async function startVerificationService(at: { host: string; grpcPort: number; httpPort: number }, issuer: Issuer, logger: Logger): Promise<VerificationService | undefined> {

@@ -20,7 +20,7 @@ import { akTemplateRsa, encodePublic } from '@asterism/tpm';
 import { startSwtpm, swtpmAvailable, tpm2ToolsAvailable, SWTPM_INSTALL_HINT, type Swtpm } from '@asterism/tpm/testing';
 import { Variant } from '@asterism/attestation';
 import type { TpmClient } from '@asterism/tpm';
-import { issuerFor, type NodeInterfaces } from '../tpm/issuer-for.js';
+import { issuerFor, type NodeInterfaces } from '@asterism/node-platform';
 
 /** The issuer the bootstrapper builds for an SEV-SNP variant (the variant table's issuer factory). */
 const snpIssuerFor = (variant: string, openTpm: () => Promise<TpmClient>, node: NodeInterfaces = { stateRoot: '/' }) => issuerFor(Variant.fromString(variant), openTpm, async () => Buffer.alloc(0), node);

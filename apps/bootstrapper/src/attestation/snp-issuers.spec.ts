@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { AttestationError } from '@asterism/attestation';
 import { Variant } from '@asterism/attestation';
 import type { TpmClient } from '@asterism/tpm';
-import { issuerFor, type NodeInterfaces } from '../tpm/issuer-for.js';
+import { issuerFor, type NodeInterfaces } from '@asterism/node-platform';
 
 /** The issuer the bootstrapper builds for an SEV-SNP variant (the variant table's issuer factory). */
 const snpIssuerFor = (variant: string, openTpm: () => Promise<TpmClient>, node: NodeInterfaces = { stateRoot: '/' }) => issuerFor(Variant.fromString(variant), openTpm, async () => Buffer.alloc(0), node);

@@ -10,6 +10,4 @@ export type { ClusterJoiner, JoinClusterRequest } from '../joinclient/ports.js';
 export { TcpReadinessProbe, type ReadinessProbe } from '../joinclient/readiness-probe.js';
 export type { RunResult } from '../run.js';
 export { NodeFileWriter } from '../state/file-writer.js';
-export { perCallIssuer } from '../verify/start.js';
-export { VerificationService } from '../verify/verification-service.js';
 export type { AfterBoot, NodeRuntime, NodeRuntimeContext, NodeRuntimeFactory, ResidentAgent } from './node-runtime.js';

@@ -1,6 +1,11 @@
+/** The node's TPM as one client per process, opened from `--tpm` (a device, or swtpm over a socket). */
 import { DeviceTransport, SocketTransport, TpmClient, type TpmTransport } from '@asterism/tpm';
 import { readClusterIdPcr } from '@asterism/nodelock';
-import type { MarkReader } from '../node-condition.js';
+
+/** Reads the node's cluster-ID register (PCR 15, or RTMR2 on qemu-tdx): whether this boot already marked the node. */
+export interface MarkReader {
+  readMark(): Promise<Buffer>;
+}
 
 /** Opens the transport named by `--tpm`: a device path, `unix:<path>` or `tcp:<host>:<port>`. */
 export async function openTransport(spec: string): Promise<TpmTransport> {

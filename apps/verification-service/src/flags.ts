@@ -1,8 +1,8 @@
-/** Flags of the verification-service program (verify/main.ts), the chart's per-node pod. */
+/** Flags of the verification-service program (main.ts), the chart's per-node pod. */
 import { isIP } from 'node:net';
 import type { Variant } from '@asterism/attestation';
 import { FlagError, intFlag as int, parseGoFlags } from '@asterism/service-runtime';
-import { attestationVariant, tpmFlag } from '../platform-flags.js';
+import { attestationVariant, tpmFlag } from '@asterism/node-platform';
 
 /** Configuration of the verification-service program. */
 export interface VerificationServiceConfig {

@@ -1,5 +1,5 @@
 /**
- * The verification-service program (verify/main.ts, what the chart's DaemonSet pod runs) as a
+ * The verification-service program (main.ts, what the chart's DaemonSet pod runs) as a
  * process on a swtpm vTPM with boot PCRs and PCR 15 marked with a cluster ID, against the real
  * `asterism verify --endpoint` process: right / wrong `--cluster-id`, `-o json`, the HTTP
  * endpoint, a replayed document (attestation failure), a PCR extended on the node's TPM while the
@@ -21,7 +21,7 @@ import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT, type Swtpm } from '@ast
 import { perCallIssuer } from './start.js';
 import { VerificationService } from './verification-service.js';
 
-const ENTRY = 'apps/bootstrapper/src/verify/main.ts';
+const ENTRY = 'apps/verification-service/src/main.ts';
 const skip = swtpmAvailable() ? false : missingComponent('swtpm', SWTPM_INSTALL_HINT);
 const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
 

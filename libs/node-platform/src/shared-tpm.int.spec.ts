@@ -4,7 +4,7 @@ import { QemuVtpmIssuer } from '@asterism/attestation';
 import { missingComponent } from '@asterism/testing';
 import { TPM_HT, TPM_RC, TpmResponseError } from '@asterism/tpm';
 import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT } from '@asterism/tpm/testing';
-import { SharedTpm } from './tpm-opener.js';
+import { SharedTpm } from './shared-tpm.js';
 
 const skip = swtpmAvailable() ? false : missingComponent('swtpm', SWTPM_INSTALL_HINT);
 

@@ -3,10 +3,9 @@
  * verification-service entry point: the node's verification service alone
  * (docs/protocol/verification.md), as the asterism-services chart runs it in a DaemonSet pod on
  * every node (docs/adr/0028-verification-service-on-real-nodes.md). flags -> the node's
- * platform for its variant (../platform.ts, the bootstrapper's), opened per document
- * (PerCallIssuer) -> VerificationService on gRPC + HTTP -> SIGTERM. Bundled on its own
- * (deploy/src/bundle.ts: `verification-service`), so the image carries none of the bootstrapper's
- * other stages.
+ * platform for its variant (@asterism/node-platform, shared with the bootstrapper), opened per
+ * document (PerCallIssuer) -> VerificationService on gRPC + HTTP -> SIGTERM. Bundled by
+ * deploy/src/bundle.ts into the `verification-service` image.
  */
 import { createLogger, levelFromVerbosity } from '@asterism/logger';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';

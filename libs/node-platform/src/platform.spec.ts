@@ -6,10 +6,9 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { AzureTdxIssuer, QemuTdxIssuer, QemuVtpmIssuer, Variant } from '@asterism/attestation';
 import { TDX_MEASUREMENTS_DIR } from '@asterism/nodelock';
-import { parseFlags } from './flags.js';
-import { nodeInterfaces, nodePlatformFor } from './platform.js';
+import { nodeInterfaces, nodePlatformFor, type NodePlatformConfig } from './platform.js';
 
-const config = (variant: string, root = '/') => parseFlags(['--attestation-variant', variant, '--state-root', root, '--tpm', 'unix:/nonexistent'], {})!;
+const config = (variant: string, root = '/'): NodePlatformConfig => ({ variant: Variant.fromString(variant), stateRoot: root, tpm: 'unix:/nonexistent', csp: 'QEMU', metadata: 'http://10.42.0.1:8080' });
 
 describe('nodePlatformFor', () => {
   const root = mkdtempSync(join(tmpdir(), 'platform-spec-'));
@@ -40,13 +39,13 @@ describe('nodePlatformFor', () => {
 });
 
 describe('nodeInterfaces (where the SNP and azure-tdx issuers look)', () => {
-  const cases: Array<[string, string[], { stateRoot: string; metadataUrl?: string }]> = [
-    ['QEMU: the qemu metadata API is not an instance metadata service', ['--state-root', '/nodes/a'], { stateRoot: '/nodes/a' }],
-    ['Azure with --metadata: THIM and the quote endpoint there', ['--csp', 'Azure', '--metadata', 'http://127.0.0.1:8080/'], { stateRoot: '/', metadataUrl: 'http://127.0.0.1:8080' }],
-    ['GCP without --metadata: the cloud default', ['--csp', 'GCP'], { stateRoot: '/' }],
-    ['a file: metadata source is no service', ['--csp', 'AWS', '--metadata', 'file:/m.json', '--node-name', 'n'], { stateRoot: '/' }],
+  const cases: Array<[string, Pick<NodePlatformConfig, 'stateRoot' | 'csp' | 'metadata'>, { stateRoot: string; metadataUrl?: string }]> = [
+    ['QEMU: the qemu metadata API is not an instance metadata service', { stateRoot: '/nodes/a', csp: 'QEMU', metadata: 'http://10.42.0.1:8080' }, { stateRoot: '/nodes/a' }],
+    ['Azure with --metadata: THIM and the quote endpoint there', { stateRoot: '/', csp: 'Azure', metadata: 'http://127.0.0.1:8080/' }, { stateRoot: '/', metadataUrl: 'http://127.0.0.1:8080' }],
+    ['GCP without --metadata: the cloud default', { stateRoot: '/', csp: 'GCP', metadata: '' }, { stateRoot: '/' }],
+    ['a file: metadata source is no service', { stateRoot: '/', csp: 'AWS', metadata: 'file:/m.json' }, { stateRoot: '/' }],
   ];
-  for (const [name, flags, want] of cases) {
-    it(name, () => assert.deepEqual(nodeInterfaces(parseFlags(['--attestation-variant', 'gcp-sev-snp', ...flags], {})!), want));
+  for (const [name, config, want] of cases) {
+    it(name, () => assert.deepEqual(nodeInterfaces(config), want));
   }
 });

@@ -5,15 +5,13 @@
  * qemu-tdx has no TPM and marks RTMR2 through the TD's sysfs files, quoting via configfs-tsm.
  */
 import { join } from 'node:path';
-import { variantDescriptor, type Issuer } from '@asterism/attestation';
+import { variantDescriptor, VtpmIssuer, type Issuer, type Variant } from '@asterism/attestation';
 import { CLUSTER_ID_RTMR, RtmrNodeMarker, SysfsRtmrDevice, TDX_MEASUREMENTS_DIR, TpmNodeMarker, type NodeMarker } from '@asterism/nodelock';
 import { parseCloudKind } from '@asterism/metadata';
-import type { BootstrapperConfig } from './flags.js';
-import type { MarkReader } from './node-condition.js';
-import { firmwareEventLog, issuerFor, tdIssuerFor, type NodeInterfaces } from './tpm/issuer-for.js';
-import { SharedTpm } from './tpm/tpm-opener.js';
+import { firmwareEventLog, issuerFor, tdIssuerFor, type NodeInterfaces } from './issuer-for.js';
+import { SharedTpm, type MarkReader } from './shared-tpm.js';
 
-/** What the bootstrapper attests and marks with. */
+/** What a node process (the bootstrapper, the verification service) attests and marks with. */
 export interface NodePlatform {
   readonly issuer: Issuer;
   readonly marker: NodeMarker;
@@ -22,14 +20,24 @@ export interface NodePlatform {
   close(): Promise<void>;
 }
 
-/** What the platform is built from: the bootstrapper's flags, or the verification service's (verify/flags.ts). */
-export type NodePlatformConfig = Pick<BootstrapperConfig, 'variant' | 'stateRoot' | 'tpm' | 'csp' | 'metadata'>;
+/** What the platform is built from: the bootstrapper's flags, or the verification service's (apps/verification-service). */
+export interface NodePlatformConfig {
+  variant: Variant;
+  /** Prefix of the configfs-tsm / TDX sysfs paths (`/` on a node; a folder in tests). */
+  stateRoot: string;
+  /** `--tpm`: a device path, `unix:<path>` or `tcp:<host>:<port>` (platform-flags.ts). */
+  tpm: string;
+  /** `--csp`: QEMU, AWS, Azure or GCP. */
+  csp: string;
+  /** `--metadata`: the metadata source; an http(s) URL on a cloud names its instance metadata service. */
+  metadata: string;
+}
 
 /**
  * Where the issuers find the node's interfaces: configfs-tsm under `--state-root`, and on AWS,
  * Azure or GCP the instance metadata service `--metadata` names (default: the cloud's own).
  */
-export function nodeInterfaces(config: Pick<BootstrapperConfig, 'stateRoot' | 'metadata' | 'csp'>): NodeInterfaces {
+export function nodeInterfaces(config: Pick<NodePlatformConfig, 'stateRoot' | 'metadata' | 'csp'>): NodeInterfaces {
   const cloudMetadataUrl = parseCloudKind(config.csp) && /^https?:\/\//.test(config.metadata) ? config.metadata.replace(/\/$/, '') : undefined;
   return { stateRoot: config.stateRoot, ...(cloudMetadataUrl ? { metadataUrl: cloudMetadataUrl } : {}) };
 }
@@ -51,4 +59,9 @@ export function nodePlatformFor(config: NodePlatformConfig, onLeftoversFlushed: 
   }
   const tpm = new SharedTpm(config.tpm, onLeftoversFlushed);
   return { issuer: issuerFor(config.variant, tpm.open, firmwareEventLog(), nodeInterfaces(config)), marker: new TpmNodeMarker(tpm.open), mark: tpm, close: () => tpm.close() };
+}
+
+/** Flushes the attestation keys a vTPM issuer keeps loaded (the TPM outlives the connection). */
+export async function releaseAttestationKeys(issuer: Issuer): Promise<void> {
+  if (issuer instanceof VtpmIssuer) await issuer.releaseAttestationKeys().catch(() => 0);
 }

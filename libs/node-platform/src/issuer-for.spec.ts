@@ -5,7 +5,7 @@ import { issuerFor } from './issuer-for.js';
 
 const noTpm = () => Promise.reject(new Error('no TPM in unit tests'));
 
-describe('bootstrapper issuer choice', () => {
+describe('node issuer choice', () => {
   for (const name of ['qemu-vtpm', 'azure-trustedlaunch', 'aws-nitro-tpm', 'gcp-sev-es', 'azure-sev-snp', 'aws-sev-snp', 'gcp-sev-snp', 'azure-tdx', 'dummy']) {
     it(`${name}: an issuer of that variant`, () => assert.equal(issuerFor(Variant.fromString(name), noTpm).variant.name, name));
   }

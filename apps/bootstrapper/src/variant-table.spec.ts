@@ -3,9 +3,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { registerVariant, Variant } from '@asterism/attestation';
 import { secondDummyVariant } from '@asterism/attestation/testing';
-import { parseFlags } from '../flags.js';
-import { nodePlatformFor } from '../platform.js';
-import { issuerFor } from './issuer-for.js';
+import { issuerFor, nodePlatformFor } from '@asterism/node-platform';
+import { parseFlags } from './flags.js';
 
 describe('the bootstrapper with a variant registered in the table (second-dummy, test-only)', () => {
   let unregister: () => void;

@@ -1,7 +1,7 @@
 /**
  * The flags that name a node's attestation platform (platform.ts), shared by the bootstrapper
- * (flags.ts) and the verification-service entry point (verify/flags.ts). Kept apart from
- * flags.ts so the verification-service bundle does not pull in the metadata providers.
+ * (apps/bootstrapper/src/flags.ts) and the verification service (apps/verification-service/src/flags.ts),
+ * so both read `--attestation-variant` and `--tpm` alike.
  */
 import { Variant } from '@asterism/attestation';
 import { FlagError } from '@asterism/service-runtime';

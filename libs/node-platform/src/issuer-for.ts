@@ -1,7 +1,7 @@
 /**
  * The attestation issuer of a node for its variant, from the variant's descriptor
  * (libs/attestation variants/table.ts; docs/adr/0035-variant-descriptor-table.md): over the node's
- * shared TPM for the TPM variants; a TD's quote for the TDX variants without a TPM (../platform.ts).
+ * shared TPM for the TPM variants; a TD's quote for the TDX variants without a TPM (platform.ts).
  * The cloud variants talk to their platform's metadata endpoints (link-local) when they issue,
  * not before.
  */

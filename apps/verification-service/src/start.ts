@@ -1,12 +1,6 @@
 /** The verification service's issuer (docs/protocol/verification.md): a TPM connection per document. */
-import { VtpmIssuer, type Issuer } from '@asterism/attestation';
-import { nodePlatformFor, type NodePlatformConfig } from '../platform.js';
+import { nodePlatformFor, releaseAttestationKeys, type NodePlatformConfig } from '@asterism/node-platform';
 import { PerCallIssuer } from './per-call-issuer.js';
-
-/** Flushes the attestation keys a vTPM issuer keeps loaded (the TPM outlives the connection). */
-export async function releaseAttestationKeys(issuer: Issuer): Promise<void> {
-  if (issuer instanceof VtpmIssuer) await issuer.releaseAttestationKeys().catch(() => 0);
-}
 
 /**
  * An issuer with a platform (TPM connection) of its own per document: opened, used, its
