@@ -123,10 +123,11 @@ async function serveNodeAttestation(ctx: RealClusterContext, node: string): Prom
 export async function stoppedVerificationServiceGrace(ctx: RealClusterContext, nodes: string[]): Promise<void> {
   const node = 'worker-1';
   const { intervalS, graceS } = SHORT_TIMING;
-  const patchedAt = Date.now();
   setMonitorTiming(ctx, intervalS, graceS);
-  await verifiedSince(ctx, nodes, patchedAt, 120_000);
-  ctx.log(`monitor at --interval=${intervalS} --grace=${graceS}: every node verified ${secondsSince(patchedAt)} s after the patch`);
+  // After the rollout: the old monitor pod is gone, so these checks are the new one's.
+  const rolledOutAt = Date.now();
+  await verifiedSince(ctx, nodes, rolledOutAt, 120_000);
+  ctx.log(`monitor at --interval=${intervalS} --grace=${graceS}: every node verified ${secondsSince(rolledOutAt)} s after the rollout`);
 
   const notHere = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'NotIn', values: [node] }] }] } } };
   ctx.kubectl('-n', 'kube-system', 'patch', 'daemonset', 'verification-service', '-p', JSON.stringify({ spec: { template: { spec: { affinity: notHere } } } }));
