@@ -7,7 +7,7 @@
  */
 export { CachedDenyList, decodeDenyList, DENY_LIST, denyKey, DenyListStore, type DenyEntry, type DenyListSource } from './deny-list.js';
 export { akDigestOf, clusterMarkPcr, clusterMarkRtmr, parseSummary, registersOf, summarize, summaryValues, type EvidenceSummary, type RegisterKind } from './evidence.js';
-export { checkClusterMark, findingOfError, judgeSummary, runningNodeConfig, VERIFY_USER_DATA, type Finding } from './judge.js';
+export { awaitingRejoin, checkClusterMark, findingOfError, judgeSummary, runningNodeConfig, VERIFY_USER_DATA, type Finding } from './judge.js';
 export { GrpcAttestationSource } from './grpc-attestation-source.js';
 export { NodeChecker, type AttestationSource, type NodeCheckerOptions, type NodeTarget } from './node-check.js';
 export { conditionOf, CONDITION_TYPE, EVENT_SOURCE, EVIDENCE_ANNOTATION, nodeView, NodeStatusWriter, QUARANTINE_TAINT, type NodeView } from './node-status.js';

@@ -6,7 +6,7 @@
  */
 import { AttestationError, compareMeasurements, Measurements, PCR_INDEX_CLUSTER_ID, TDX_INDEX_CLUSTER_ID, variantDescriptor, type AttestationConfig } from '@asterism/attestation';
 import { clusterMarkPcr, clusterMarkRtmr, summaryValues, type EvidenceSummary } from './evidence.js';
-import type { VerdictReason } from './verdict.js';
+import type { Verdict, VerdictReason } from './verdict.js';
 
 /** User data of every verification-service document. */
 export const VERIFY_USER_DATA = Buffer.from('VerifyService', 'ascii');
@@ -47,6 +47,20 @@ export function checkClusterMark(summary: EvidenceSummary, clusterId: Uint8Array
   const actual = summary.values[String(index)];
   if (actual === expected.toString('hex')) return { ok: true, reason: 'Verified', message: 'cluster mark matches' };
   return { ok: false, reason: 'ClusterMarkMismatch', field, message: `${field} is ${actual ? `${actual.slice(0, 16)}…` : 'missing'}, not this cluster's mark (not a member, or not bootstrapped)` };
+}
+
+/**
+ * Whether a refused verdict is only the missing mark of a node that booted and has not rejoined
+ * yet (docs/protocol/continuous-attestation.md "Readmitting a rebooted node"): the validator and
+ * the user data passed (the mark is checked last), the cluster-ID register still holds its boot
+ * value (all zeros), and the attestation key is the one of the node's last stored evidence, so it
+ * is the same machine. Its rejoin is then checked again by the joinservice, which marks it.
+ */
+export function awaitingRejoin(verdict: Verdict, lastEvidence: EvidenceSummary | undefined): boolean {
+  const e = verdict.evidence;
+  if (verdict.reason !== 'ClusterMarkMismatch' || !e || e.registers === 'none' || !lastEvidence) return false;
+  const mark = e.values[String(e.registers === 'TD' ? TDX_INDEX_CLUSTER_ID : PCR_INDEX_CLUSTER_ID)];
+  return mark !== undefined && /^0+$/.test(mark) && e.akDigest === lastEvidence.akDigest && !e.akDigest.startsWith('none:');
 }
 
 /**

@@ -14,7 +14,7 @@ import { startTestControlPlane, testenvUnavailable, type TestControlPlane } from
 import { DenyListStore, GrpcAttestationSource, NodeChecker, NodeStatusWriter, QUARANTINE_TAINT, runningNodeConfig } from '@asterism/node-attestation';
 import { startVerifyServer, type VerifyServerFixture } from '@asterism/node-attestation/testing';
 import { missingComponent } from '@asterism/testing';
-import { range, TPM_ALG } from '@asterism/tpm';
+import { range, TPM_ALG, type TpmClient } from '@asterism/tpm';
 import { startSwtpm, swtpmAvailable, SWTPM_INSTALL_HINT, type Swtpm } from '@asterism/tpm/testing';
 import { configCommand } from './config-cli.js';
 import { nodeCommand, nodesCommand } from './node-cli.js';
@@ -142,4 +142,34 @@ describe('cluster commands (nodes, node, config) on a real kube-apiserver', { sk
     assert.equal((await cp.admin.core.readNode({ name: 'worker-1' })).spec?.taints?.some((t) => t.key === QUARANTINE_TAINT) ?? false, false);
     assert.deepEqual(await new DenyListStore(cp.admin.core).list(), []);
   });
+
+  it('node readmit of a rebooted node awaiting its rejoin (PCR 15 unmarked): accepted with its own attestation key, refused with another vTPM', async () => {
+    assert.equal((await run((a, o) => nodeCommand(a, o), ['quarantine', 'worker-1', '--reason=reboot test'])).code, 0);
+    // The same boot on another machine: same PCRs, no mark, a different attestation key.
+    const other = await startSwtpm();
+    const otherServer = await startVerifyServer(new QemuVtpmIssuer(() => other.client(), async () => MIN_EVENT_LOG));
+    try {
+      await bootAsBefore(await other.client());
+      const args = (endpoint: string) => ['readmit', 'worker-1', `--endpoint=${endpoint}`, `--cluster-id=${clusterId.toString('hex')}`];
+      const stranger = await run((a, o) => nodeCommand(a, o), args(otherServer.endpoint));
+      assert.equal(stranger.code, 1);
+      assert.match(stranger.stderr, /still fails: ClusterMarkMismatch \(PCR\[15\]\)/);
+      // worker-1's own vTPM after a reboot: the same boot, PCR 15 back to zeros.
+      await tpm.reboot();
+      await bootAsBefore(await tpm.client());
+      const ok = await run((a, o) => nodeCommand(a, o), args(server.endpoint));
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.match(ok.stdout, /worker-1 passed attestation \(not marked yet: booted, awaiting its rejoin\) and is readmitted \(1 deny-list entries removed, taint removed\)/);
+      assert.deepEqual(await new DenyListStore(cp.admin.core).list(), []);
+    } finally {
+      await otherServer.stop();
+      await other.stop();
+    }
+  });
 });
+
+/** The measured boot worker-1 had when the config last accepted it (PCR 4 kernel, PCR 9 the changed initrd). */
+async function bootAsBefore(c: TpmClient): Promise<void> {
+  await c.pcrExtend(4, [{ hashAlg: TPM_ALG.SHA256, digest: sha256('kernel') }]);
+  await c.pcrExtend(9, [{ hashAlg: TPM_ALG.SHA256, digest: sha256('changed initrd') }]);
+}

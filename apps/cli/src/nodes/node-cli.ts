@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { unmarshalAttestationConfig } from '@asterism/attestation';
-import { BoundDisks, DenyListStore, GrpcAttestationSource, NodeChecker, NodeStatusWriter, Quarantine, runningNodeConfig, type NodeView } from '@asterism/node-attestation';
+import { awaitingRejoin, BoundDisks, DenyListStore, GrpcAttestationSource, NodeChecker, NodeStatusWriter, Quarantine, runningNodeConfig, type NodeView } from '@asterism/node-attestation';
 import { loadCliConfig } from '../config/cli-config.js';
 import { EXIT, seconds, UsageError, withPort } from '../usage.js';
 import { buildCliValidator, type CliValidatorOptions } from '../validators/cli-validator.js';
@@ -36,7 +36,9 @@ quarantine: taints the node asterism.dev/attestation:NoExecute (its pods are evi
 its disks and attestation key (no join or rejoin ticket) and records an Event. The last healthy
 control plane is refused unless --force.
 readmit: attests the node now (fresh nonce, the cluster's current attestation config, the cluster
-mark) and lifts the quarantine only if it passes; exit 1 while it still fails.
+mark) and lifts the quarantine only if it passes; exit 1 while it still fails. A node that rebooted
+and awaits its rejoin has no cluster mark yet: it passes on its measurements when it attests with
+the attestation key of its last evidence (its rejoin is checked again by the joinservice).
 
 Flags:
 ${CLUSTER_FLAGS_USAGE}
@@ -84,14 +86,18 @@ export async function nodeCommand(argv: string[], out: CommandOutput, overrides:
     if (!endpoint) throw new UsageError(`node ${name} has no InternalIP: pass --endpoint`);
     const checker = new NodeChecker({ source: new GrpcAttestationSource(), clusterId: await clusterIdOf(values), timeoutMs: seconds(values.timeout, 30) * 1000 });
     const verdict = await checker.check({ name, endpoint }, v.validator);
-    if (verdict.evidence) await status.setEvidence(name, verdict.evidence);
+    // Evidence from another attestation key (e.g. a wrong --endpoint) is not the node's: kept only once it passes.
+    if (verdict.evidence && (verdict.status === 'Verified' || verdict.evidence.akDigest === node.evidence?.akDigest)) await status.setEvidence(name, verdict.evidence);
     await status.setCondition(node, verdict);
-    if (verdict.status !== 'Verified') {
+    // A rebooted node that has not rejoined carries no mark yet: readmitted on its measurements
+    // and its own attestation key; the joinservice checks its rejoin again.
+    const unmarked = awaitingRejoin(verdict, node.evidence);
+    if (verdict.status !== 'Verified' && !unmarked) {
       out.stderr(`asterism node readmit: refused, ${name} still fails: ${verdict.reason}${verdict.field ? ` (${verdict.field})` : ''}: ${verdict.message}\n`);
       return verdict.status === 'Unreachable' ? EXIT.unreachable : EXIT.refused;
     }
     const removed = await quarantine.readmit(node, `attestation passed (operator readmit)`);
-    out.stdout(`Node ${name} passed attestation and is readmitted (${removed} deny-list entries removed${node.quarantined ? ', taint removed' : ''}).\n`);
+    out.stdout(`Node ${name} passed attestation${unmarked ? ' (not marked yet: booted, awaiting its rejoin)' : ''} and is readmitted (${removed} deny-list entries removed${node.quarantined ? ', taint removed' : ''}).\n`);
     return EXIT.ok;
   } finally {
     await v.close();

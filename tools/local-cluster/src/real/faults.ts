@@ -58,6 +58,28 @@ export async function rebootRealNodes(root: string, names: string[]): Promise<vo
   await writeState(layout, state);
 }
 
+/** Powers a real node off and leaves it off (every process killed, /run emptied); `restartRealNode` starts it again. */
+export async function powerOffRealNode(root: string, name: string): Promise<void> {
+  const { layout, state } = await loadCluster(root);
+  if (!state.nodes.some((n) => n.name === name)) throw new Error(`no node ${name} in ${root}`);
+  await powerOff(layout, name);
+}
+
+/**
+ * Starts a node's processes again (after `powerOffRealNode`) with its vTPM as it is: no reset and
+ * no new measured boot, so no second non-orderly TPM start-up (swtpm's dictionary-attack counter
+ * locks the vTPM after three). Its bootstrapper then rejoins.
+ */
+export async function restartRealNode(root: string, name: string): Promise<void> {
+  const { layout, state } = await loadCluster(root);
+  const index = state.nodes.findIndex((n) => n.name === name);
+  if (index < 0) throw new Error(`no node ${name} in ${root}`);
+  await powerOff(layout, name);
+  const node = state.nodes[index]!;
+  node.bootstrapper = await startNodeSupervisor(layout, node, index, await builtImages(state.kubernetesVersion));
+  await writeState(layout, state);
+}
+
 /** Kills every process of the node; /run is emptied as a tmpfs would be, except /run/state (the state disk). */
 async function powerOff(layout: ClusterLayout, name: string): Promise<void> {
   await destroyNodeCgroups(name);

@@ -29,6 +29,7 @@ import { attestedTicketFromPods, memoryPerProcess, nodesReadyByKubelets, referen
 import { joinserviceDownOnOneControlPlane, keyserviceOutageDuringJoin, rebootedWorkerRejoins, tamperedWorkerRefused } from './e2e/fault-checks.js';
 import { joinTimeReport, measureJoin, type JoinTime } from './e2e/join-time.js';
 import { noSecretInLogs } from './e2e/secret-scan.js';
+import { denyListRefusesQuarantinedWorker, lastControlPlaneNeverQuarantined, stoppedVerificationServiceGrace } from './e2e/attestation-checks.js';
 
 const skip = realNodesUnavailable();
 
@@ -114,6 +115,15 @@ describe('local cluster, kubeadm backend: real nodes end to end', { skip }, () =
     assert.ok(joinTimes.some((t) => t.role === 'worker' && !t.excluded), 'at least one worker join was measured');
     for (const t of joinTimes) assert.ok(Number.isFinite(t.totalMs) && t.totalMs > 0 && t.stages.length > 0, `${t.node}: no complete join measurement (${JSON.stringify(t)})`);
   });
+
+  it('continuous attestation: a healthy worker quarantined by the operator is refused by the deny list on rejoin (PERMISSION_DENIED, QUARANTINED, no data key); readmitted, it rejoins', () =>
+    denyListRefusesQuarantinedWorker(ctx));
+
+  it("continuous attestation: a worker's verification-service pod stopped: verified through the grace period, quarantined (Unreachable) after it", () =>
+    stoppedVerificationServiceGrace(ctx, [...ALL_NODES, ...LATE]));
+
+  // Last: it leaves a control plane quarantined (its PCR 9 stays extended until a reboot).
+  it('continuous attestation: one control plane fails and is quarantined; the other fails next and, the last healthy one, is withheld', () => lastControlPlaneNeverQuarantined(ctx, CONTROL_PLANES));
 
   it('no secret reaches a log, a status file or a pod log', () => noSecretInLogs(ctx, [...ALL_NODES, ...LATE], [...ALL_NODES, ...LATE, 'worker-bad']));
 });

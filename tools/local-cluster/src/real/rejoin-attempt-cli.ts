@@ -7,11 +7,9 @@
  */
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { QemuVtpmIssuer, Variant, type Issuer } from '@asterism/attestation';
 import { atlsChannelCredentials } from '@asterism/atls';
 import { join as joinApi } from '@asterism/proto';
-import { SocketTransport, TpmClient } from '@asterism/tpm';
-import { ClusterLayout } from '../layout.js';
+import { perDocumentVtpmIssuer } from './vtpm-access.js';
 
 const [node, diskUuid] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const dirIdx = process.argv.indexOf('--dir');
@@ -20,19 +18,7 @@ if (!node || !diskUuid) {
   process.stderr.write('usage: rejoin-attempt-cli.ts <node> <disk uuid> [--dir <cluster folder>]\n');
   process.exit(2);
 }
-const socket = new ClusterLayout(root).tpmSocket(node);
-/** The node's vTPM for one document, then closed (swtpm serves one connection; the node's pod needs it too). */
-const issuer: Issuer = {
-  variant: Variant.fromString('qemu-vtpm'),
-  async issue(userData, nonce, signal) {
-    const tpm = new TpmClient(await SocketTransport.connect({ path: socket }));
-    try {
-      return await new QemuVtpmIssuer(async () => tpm).issue(userData, nonce, signal);
-    } finally {
-      await tpm.transport.close();
-    }
-  },
-};
+const issuer = perDocumentVtpmIssuer(root, node);
 const client = new joinApi.APIClient('127.0.0.1:30090', atlsChannelCredentials({ issuer }));
 client.issueRejoinTicket({ diskUuid }, new grpc.Metadata(), { deadline: Date.now() + 30_000 }, (err) => {
   if (!err) process.stdout.write(`${node}: rejoin ticket ISSUED\n`);
