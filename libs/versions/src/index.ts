@@ -11,3 +11,5 @@ export {
   type WireComponent,
 } from './manifest.js';
 export { INSTALL_PATHS } from './install-paths.js';
+export { imageInstallPath, isImageInstallPath, parseImageInstallPath, type ImageTarget } from './image-path.js';
+export { parseImageOverlay, renderImageOverlay, type ImageOverlay } from './image-overlay.js';
