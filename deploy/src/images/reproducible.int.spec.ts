@@ -38,7 +38,7 @@ describe('image archives are reproducible', { skip }, () => {
     const tags = kubeadmImageTags(join(binDir, 'kubeadm'), IMAGES_KUBERNETES_VERSION);
     const catalog = imageCatalog({ etcd: tags.etcd!, pause: tags.pause! }, IMAGES_KUBERNETES_VERSION).filter((s) => s.name === 'kube-proxy' || s.name === 'pause');
     const debianRoots = await pinnedPackageRoots(catalog.flatMap((s) => s.pinnedPackages ?? []));
-    const builds = [];
+    const builds: Awaited<ReturnType<typeof buildImages>>[] = [];
     for (let i = 0; i < 2; i++) {
       const outDir = await mkdtemp(join(tmpdir(), `images-repro-${i}-`));
       dirs.push(outDir);

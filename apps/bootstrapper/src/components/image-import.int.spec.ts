@@ -88,7 +88,7 @@ describe('ComponentInstaller: images into a real containerd', { skip }, () => {
   it('a tampered archive (one byte changed) is refused before anything is imported', async () => {
     const bytes = await readFile(archive);
     const tampered = Buffer.from(bytes);
-    tampered[tampered.length - 1024] ^= 0xff;
+    tampered.writeUInt8(tampered.readUInt8(tampered.length - 1024) ^ 0xff, tampered.length - 1024);
     await writeFile(join(dir, 'tampered.tar'), tampered);
     await assert.rejects(installer().install([await component(pathToFileURL(join(dir, 'tampered.tar')).toString())]), (e: unknown) => {
       assert.ok(e instanceof ComponentInstallError && e.code === 'HASH_MISMATCH');
