@@ -62,13 +62,13 @@ export async function userArchiveRunsAsPod(ctx: RealClusterContext, nodes: strin
     const archive = await userArchive(dir, 'my-app');
     assert.deepEqual(await loadImageOnNodes(ctx.root, archive, ctx.log), ['localhost/my-app:1']);
     assert.ok((await imagesOnNodes(ctx.root)).includes('localhost/my-app:1'));
-    for (const node of nodes) {
-      const pod = `my-app-${node}`;
-      ctx.kubectl('run', pod, '--image=localhost/my-app:1', '--image-pull-policy=Never', '--restart=Never', `--overrides={"spec":{"nodeName":"${node}"}}`, '--', `echo hello from ${node}`);
+    const pods = nodes.map((node) => ({ node, pod: `my-app-${node}` }));
+    for (const { node, pod } of pods) ctx.kubectl('run', pod, '--image=localhost/my-app:1', '--image-pull-policy=Never', '--restart=Never', `--overrides={"spec":{"nodeName":"${node}"}}`, '--', `echo hello from ${node}`);
+    for (const { node, pod } of pods) {
       await eventually(`${pod} Succeeded`, async () => ((await ctx.core.readNamespacedPod({ name: pod, namespace: 'default' })).status?.phase === 'Succeeded' ? true : undefined), 90_000);
       assert.equal(ctx.kubectl('logs', pod).trim(), `hello from ${node}`);
-      ctx.kubectl('delete', 'pod', pod, '--wait=false');
     }
+    for (const { pod } of pods) ctx.kubectl('delete', 'pod', pod, '--wait=false');
     ctx.log(`user archive localhost/my-app:1 loaded onto ${nodes.length} nodes; a pod of it ran on each`);
   } finally {
     await rm(dir, { recursive: true, force: true });
