@@ -1,7 +1,8 @@
 /**
- * The installer's image path against a real containerd (its own root, state and socket; CRI
- * plugin off): a hand-built OCI archive is fetched over file:, hash-checked, imported into the
- * k8s.io namespace and checked by digest; a tampered archive and a wrong digest import nothing.
+ * The installer's image path against a real containerd (its own root, state and socket, with its
+ * CRI plugin): a hand-built OCI archive is fetched over file:, hash-checked, imported into the
+ * k8s.io namespace and checked by digest, and the CRI (what the kubelet asks) resolves the image by
+ * its digest reference; a tampered archive and a wrong digest import nothing.
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { createNopLogger } from '@asterism/logger';
+import { cacheRoot } from '@asterism/k8s-testenv';
 import { missingComponent } from '@asterism/testing';
 import { imageInstallPath } from '@asterism/versions';
 import { ComponentInstaller } from './component-installer.js';
@@ -30,7 +32,8 @@ const hasContainerd = (() => {
     return false;
   }
 })();
-const skip = hasContainerd && isRoot ? false : missingComponent('containerd and ctr (as root)', 'apt-get install containerd');
+const crictl = join(cacheRoot(), 'node-tools', 'bin', 'crictl');
+const skip = hasContainerd && isRoot && existsSync(crictl) ? false : missingComponent('containerd, ctr (as root) and crictl', 'apt-get install containerd; bash tools/scripts/setup.sh builds crictl');
 
 /** A minimal real OCI image (one uncompressed layer with /hello) as an archive; returns its manifest digest. */
 async function writeOciArchive(dir: string, file: string): Promise<string> {
@@ -69,7 +72,7 @@ describe('ComponentInstaller: images into a real containerd', { skip }, () => {
     dir = await mkdtemp(join(tmpdir(), 'image-import-int-'));
     socket = join(dir, 'containerd.sock');
     const config = join(dir, 'config.toml');
-    await writeFile(config, `version = 2\nroot = "${dir}/root"\nstate = "${dir}/state"\ndisabled_plugins = ["io.containerd.grpc.v1.cri"]\n[grpc]\n  address = "${socket}"\n`);
+    await writeFile(config, `version = 2\nroot = "${dir}/root"\nstate = "${dir}/state"\n[grpc]\n  address = "${socket}"\n[plugins."io.containerd.grpc.v1.cri"]\n  restrict_oom_score_adj = true\n  [plugins."io.containerd.grpc.v1.cri".cni]\n    bin_dir = "${dir}/cni"\n    conf_dir = "${dir}/cni"\n`);
     containerd = spawn('containerd', ['--config', config], { stdio: 'ignore' });
     for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 100));
     assert.ok(existsSync(socket), 'containerd did not start');
@@ -77,8 +80,11 @@ describe('ComponentInstaller: images into a real containerd', { skip }, () => {
     digest = await writeOciArchive(dir, archive);
   });
   after(async () => {
-    containerd?.kill('SIGTERM');
-    await new Promise((r) => containerd?.once('exit', r));
+    // A test instance: no graceful CRI shutdown needed (it takes seconds); nothing stays mounted.
+    const exited = new Promise((r) => containerd?.once('exit', r));
+    containerd?.kill('SIGKILL');
+    await exited;
+    assert.ok(!(await readFile('/proc/mounts', 'utf8')).includes(dir), 'no mount of the test containerd is left');
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -112,6 +118,9 @@ describe('ComponentInstaller: images into a real containerd', { skip }, () => {
     assert.match(list, new RegExp(`^${REF}\\s+\\S+\\s+${digest}`, 'm'));
     assert.match(list, new RegExp(`^localhost/asterism-test/hello@${digest}\\s+\\S+\\s+${digest}`, 'm'));
     assert.match(ctr('content', 'ls', '-q'), new RegExp(digest.slice(7)));
+    // The kubelet asks the CRI; a pod naming the image by digest finds it through the digest name.
+    const cri = JSON.parse(execFileSync(crictl, ['--runtime-endpoint', `unix://${socket}`, '--image-endpoint', `unix://${socket}`, 'inspecti', `localhost/asterism-test/hello@${digest}`], { stdio: ['ignore', 'pipe', 'ignore'] }).toString()) as { status: { repoTags: string[] } };
+    assert.deepEqual(cri.status.repoTags, [REF]);
     assert.deepEqual(await installer().install([c]), { installed: [], skipped: ['hello'] });
   });
 });
