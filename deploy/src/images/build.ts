@@ -2,14 +2,16 @@
  * Builds the image catalog with buildah into OCI archives (docs/adr/0018). Per image: stage the
  * rootfs, hash what was staged, and only if that hash changed run
  * `buildah bud --timestamp 0` on a generated `FROM scratch` Containerfile and
- * `buildah push ... oci-archive:`. `--timestamp 0` pins every time stamp, so the same inputs give
- * the same image ID and archive bytes. buildah keeps its storage under the output folder, so
- * deleting that folder removes every trace of a build.
+ * `buildah push ... oci:<layout>`, then pack the layout as a tar with sorted names, mtime 0 and
+ * owner 0. `--timestamp 0` pins every time stamp inside the image and the packing pins the
+ * archive's own, so the same inputs give the same image ID, manifest digest and archive bytes on
+ * any machine (docs/adr/0034-components-by-version.md). buildah keeps its storage under the output
+ * folder, so deleting that folder removes every trace of a build.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { LOCAL_IMAGE_REPOSITORY, type ImageConfig, type ImageInputs, type ImageSpec } from './catalog.js';
@@ -28,6 +30,10 @@ export interface BuiltImage {
   inputsDigest: string;
   /** The image (config) ID buildah computed. */
   imageId: string;
+  /** Digest of the image manifest (`sha256:<hex>`), from the archive's index. */
+  digest: string;
+  /** `sha256:<hex>` of the archive file. */
+  archiveHash: string;
   nodes: ImageSpec['nodes'];
 }
 
@@ -84,6 +90,20 @@ async function readManifest(outDir: string): Promise<ImageManifest | undefined> 
   }
 }
 
+/**
+ * Packs an OCI image layout folder (one image) into `archive` reproducibly: sorted names, mtime 0,
+ * owner 0, fixed modes, GNU format (what `ctr images import` and `skopeo oci-archive:` read).
+ * Returns the manifest digest from its index and the archive's hash.
+ */
+export async function packLayout(layout: string, archive: string): Promise<{ digest: string; archiveHash: string }> {
+  const index = JSON.parse(await readFile(join(layout, 'index.json'), 'utf8')) as { manifests: { digest: string }[] };
+  if (index.manifests.length !== 1) throw new Error(`${layout}: want one manifest in index.json, got ${index.manifests.length}`);
+  const tmp = `${archive}.tmp`;
+  await run('tar', ['--sort=name', '--mtime=@0', '--owner=0', '--group=0', '--numeric-owner', '--mode=u=rwX,go=rX', '--format=gnu', '-C', layout, '-cf', tmp, 'oci-layout', 'index.json', 'blobs']);
+  await rename(tmp, archive);
+  return { digest: index.manifests[0]!.digest, archiveHash: `sha256:${await fileDigest(archive)}` };
+}
+
 /** Builds (or reuses) every image of the catalog; returns the manifest it wrote. */
 export async function buildImages(o: BuildImagesOptions): Promise<ImageManifest> {
   const say = o.progress ?? (() => undefined);
@@ -102,7 +122,7 @@ export async function buildImages(o: BuildImagesOptions): Promise<ImageManifest>
     const digest = await stagedDigest(stage, text);
     const archive = join(o.outDir, `${spec.name}.tar`);
     const old = previous.get(spec.name);
-    if (old && old.inputsDigest === digest && old.ref === ref && existsSync(archive)) {
+    if (old && old.inputsDigest === digest && old.ref === ref && old.digest && old.archiveHash && existsSync(archive)) {
       say(`  ${ref}: unchanged (${old.imageId.slice(0, 12)})`);
       built.push(old);
       await rm(ctx, { recursive: true, force: true });
@@ -112,11 +132,12 @@ export async function buildImages(o: BuildImagesOptions): Promise<ImageManifest>
     await writeFile(join(ctx, 'Containerfile'), text);
     const iidFile = join(ctx, 'image-id');
     await run(buildah, [...storage, 'bud', '--quiet', '--timestamp', '0', '--layers=false', '--format', 'oci', '--iidfile', iidFile, '-t', ref, '-f', join(ctx, 'Containerfile'), ctx], { maxBuffer: 16 << 20 });
-    await rm(archive, { force: true });
-    await run(buildah, [...storage, 'push', '--quiet', ref, `oci-archive:${archive}:${ref}`], { maxBuffer: 16 << 20 });
+    const layout = join(ctx, 'layout');
+    await run(buildah, [...storage, 'push', '--quiet', ref, `oci:${layout}:${ref}`], { maxBuffer: 16 << 20 });
     await run(buildah, [...storage, 'rmi', ref]).catch(() => undefined);
     const imageId = readFileSync(iidFile, 'utf8').trim().replace(/^sha256:/, '');
-    built.push({ name: spec.name, ref, archive, inputsDigest: digest, imageId, nodes: spec.nodes });
+    const packed = await packLayout(layout, archive);
+    built.push({ name: spec.name, ref, archive, inputsDigest: digest, imageId, digest: packed.digest, archiveHash: packed.archiveHash, nodes: spec.nodes });
     say(`  ${ref}: built in ${((Date.now() - started) / 1000).toFixed(1)} s (${imageId.slice(0, 12)})`);
     await rm(ctx, { recursive: true, force: true });
   }

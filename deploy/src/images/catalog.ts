@@ -26,6 +26,8 @@ export interface ImageInputs {
   bundleDir: string;
   /** The Node.js runtime copied into the service images. */
   nodeBinary: string;
+  /** Unpacked roots of the pinned Debian packages the catalog names (debian-pins.ts), by package. */
+  debianRoots?: Record<string, string>;
 }
 
 /** Process settings of an image (the OCI config). */
@@ -46,13 +48,19 @@ export interface ImageSpec {
   config: ImageConfig;
   /** `control-plane` images are imported only on control-plane nodes, `all` everywhere. */
   nodes: 'control-plane' | 'all';
+  /** Pinned Debian packages (debian-pins.json) the stage step needs in `inputs.debianRoots`. */
+  pinnedPackages?: readonly string[];
 }
 
 const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** glibc and the C++ runtime: what /usr/bin/node links against. */
 const NODE_RUNTIME_PACKAGES = ['libc6', 'libstdc++6', 'libgcc-s1'];
-/** What kube-proxy's iptables mode runs: iptables (nft backend), conntrack, and their libraries. */
+/**
+ * What kube-proxy's iptables mode runs: iptables (nft backend), conntrack, and their libraries.
+ * Pinned (debian-pins.json), not taken from the build machine: the archive's hash is in the
+ * versions manifest and must hold on any machine (docs/adr/0034-components-by-version.md).
+ */
 const KUBE_PROXY_PACKAGES = ['libc6', 'iptables', 'libxtables12', 'libip4tc2', 'libip6tc2', 'libnftnl11', 'libmnl0', 'libnetfilter-conntrack3', 'libnfnetlink0', 'conntrack', 'netbase'];
 
 /** A single static Go binary at /usr/local/bin (kubeadm's manifests call it by name). */
@@ -136,8 +144,13 @@ export function imageCatalog(tags: { etcd: string; pause: string }, kubernetesVe
       name: 'kube-proxy',
       tag: kubernetesVersion,
       nodes: 'all',
+      pinnedPackages: KUBE_PROXY_PACKAGES,
       stage: (rootfs, inputs) => {
-        rootfs.addDebianPackages(KUBE_PROXY_PACKAGES);
+        for (const pkg of KUBE_PROXY_PACKAGES) {
+          const root = inputs.debianRoots?.[pkg];
+          if (!root) throw new Error(`pinned Debian package ${pkg} was not fetched (buildLocalImages fetches pinnedPackages)`);
+          rootfs.addPackageTree(root);
+        }
         rootfs.addFile(join(inputs.k8sBinDir, 'kube-proxy'), '/usr/local/bin/kube-proxy');
         // Debian creates the plain names with update-alternatives at install time, not in the package.
         for (const tool of ['iptables', 'iptables-save', 'iptables-restore', 'ip6tables', 'ip6tables-save', 'ip6tables-restore']) rootfs.addSymlink('xtables-nft-multi', `/usr/sbin/${tool}`);

@@ -5,7 +5,7 @@
  * machine's packages and our build outputs, with no registry involved (docs/adr/0018).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, readlinkSync, symlinkSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readlinkSync, symlinkSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 
 /** Debian 12 merges /bin, /sbin and /lib* into /usr; package file lists still name the old paths. */
@@ -20,6 +20,23 @@ export function canonicalPath(path: string): string {
   return (MERGED_USR as readonly string[]).includes(top) ? `/usr${path}` : path;
 }
 
+/** Paths of a package that images leave out (documentation). */
+function leftOut(path: string): boolean {
+  return path.startsWith('/usr/share/doc') || path.startsWith('/usr/share/man') || path.startsWith('/usr/share/lintian');
+}
+
+/** Files and symlinks below an unpacked package root, as image paths (sorted), directories and docs left out. */
+export function packageTreeFiles(root: string, prefix = ''): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(join(root, prefix), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const path = `${prefix}/${e.name}`;
+    if (leftOut(path)) continue;
+    if (e.isDirectory()) out.push(...packageTreeFiles(root, path));
+    else if (e.isFile() || e.isSymbolicLink()) out.push(path);
+  }
+  return out;
+}
+
 /** Files of an installed Debian package (dpkg's list), directories left out. */
 export function debianPackageFiles(pkg: string): string[] {
   let out: string;
@@ -31,7 +48,7 @@ export function debianPackageFiles(pkg: string): string[] {
   return out
     .split('\n')
     .map((l) => l.trim())
-    .filter((p) => p.startsWith('/') && !p.startsWith('/usr/share/doc') && !p.startsWith('/usr/share/man') && !p.startsWith('/usr/share/lintian'))
+    .filter((p) => p.startsWith('/') && !leftOut(p))
     .filter((p) => {
       const st = lstatSync(p, { throwIfNoEntry: false });
       return st !== undefined && !st.isDirectory();
@@ -94,6 +111,16 @@ export class RootfsStage {
         if (st.isSymbolicLink()) this.addSymlink(readlinkSync(path), path);
         else if (st.isFile()) this.addFile(path, path);
       }
+    }
+  }
+
+  /** Adds every file and symlink of an unpacked package root (`dpkg-deb -x`, debian-pins.ts) at its merged-/usr path. */
+  addPackageTree(root: string): void {
+    for (const path of packageTreeFiles(root)) {
+      const abs = join(root, path);
+      const st = lstatSync(abs);
+      if (st.isSymbolicLink()) this.addSymlink(readlinkSync(abs), path);
+      else this.addFile(abs, path);
     }
   }
 

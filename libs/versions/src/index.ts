@@ -20,3 +20,5 @@ export {
   type KubeVersion,
   type UpgradeRefusal,
 } from './upgrade-path.js';
+export { imageInstallPath, isImageInstallPath, parseImageInstallPath, type ImageTarget } from './image-path.js';
+export { parseImageOverlay, renderImageOverlay, type ImageOverlay } from './image-overlay.js';

@@ -8,4 +8,9 @@ export const INSTALL_PATHS = {
   bin: '/run/state/bin',
   /** CNI plugins (the folder containerd's CRI plugin searches by default). */
   cni: '/opt/cni/bin',
+  /**
+   * Not a folder on disk: an install path below it names a container image
+   * (`<reference>@<digest>`) that the node imports into containerd (./image-path.ts).
+   */
+  images: '/run/state/images',
 } as const;

@@ -47,32 +47,50 @@ export const MANIFEST: readonly VersionRow[] = [
       {
         "name": "pause",
         "ref": "localhost/asterism/pause:3.10.1",
-        "digest": "sha256:2e026ae7c729cb267b0c7698797ffbb0422b91561b5e2b3c000f4af8130dd065"
+        "digest": "sha256:6920c9e8fffc6efc051a16641013cb3bf87d007f4738c6a2b2d68d93e5254471",
+        "id": "sha256:2e026ae7c729cb267b0c7698797ffbb0422b91561b5e2b3c000f4af8130dd065",
+        "path": "v1.34.4/images/pause.tar",
+        "hash": "sha256:e3ce01f1bf1c081dce9e536cd9d4e55bff76a435828ab30035323924a9234e63"
       },
       {
         "name": "etcd",
         "ref": "localhost/asterism/etcd:3.6.5-0",
-        "digest": "sha256:e5e9e917e48a20702229bee3d074f6584192cf6974e497722961aee3c7944cb6"
+        "digest": "sha256:d2075008db1aae77b69dd5c5233b626499c091bec771788a0c14f16dca870791",
+        "id": "sha256:e5e9e917e48a20702229bee3d074f6584192cf6974e497722961aee3c7944cb6",
+        "path": "v1.34.4/images/etcd.tar",
+        "hash": "sha256:852940dc5d8c92c503a410d2c61ca632b3862b8d42680e542b30b7071d6994ac"
       },
       {
         "name": "kube-apiserver",
         "ref": "localhost/asterism/kube-apiserver:v1.34.4",
-        "digest": "sha256:b7bdc8eb8bc5bd769ad1711046ea2abcc0aabf5920eec3c07945bdae51bc650b"
+        "digest": "sha256:749a0d571220548820f6718798f41fbc78c838df54ff0b559d7c0b34bd208e48",
+        "id": "sha256:b7bdc8eb8bc5bd769ad1711046ea2abcc0aabf5920eec3c07945bdae51bc650b",
+        "path": "v1.34.4/images/kube-apiserver.tar",
+        "hash": "sha256:ed472a0888ee8270614ff8866685dc8d940556edbc35dac3e76b28307f10b49b"
       },
       {
         "name": "kube-controller-manager",
         "ref": "localhost/asterism/kube-controller-manager:v1.34.4",
-        "digest": "sha256:88d820d4549a94c97607c5e8de2fd5704e4c7de11d91b1988a53776557bcf532"
+        "digest": "sha256:f1da5c0268775b14ded1288b26d1bee245b25a65c8240f792c3425362b22bce5",
+        "id": "sha256:88d820d4549a94c97607c5e8de2fd5704e4c7de11d91b1988a53776557bcf532",
+        "path": "v1.34.4/images/kube-controller-manager.tar",
+        "hash": "sha256:48c9bf5c4ce4c79f22cc3d612b78cb9a2d794d70900671668cd5818b4eb0a2c1"
       },
       {
         "name": "kube-scheduler",
         "ref": "localhost/asterism/kube-scheduler:v1.34.4",
-        "digest": "sha256:56f18d854b4ad449a4bb944ed296079c69cacbf08cd9e19f680e43d3886e4a30"
+        "digest": "sha256:dd2b4e087368d00506422522e1b9139cdebb10ab6dc93d7a1f274d95e4d1d0f5",
+        "id": "sha256:56f18d854b4ad449a4bb944ed296079c69cacbf08cd9e19f680e43d3886e4a30",
+        "path": "v1.34.4/images/kube-scheduler.tar",
+        "hash": "sha256:c0d2775f07febf58fe931983a2285019ce5f9f1bd1c606a08fd365aa105f6970"
       },
       {
         "name": "kube-proxy",
         "ref": "localhost/asterism/kube-proxy:v1.34.4",
-        "digest": "sha256:b0f83f2f03fef138880e59b1615e0f7608b32cdbaf9ed1af2d18a2fa595d5b24"
+        "digest": "sha256:9ec5654a940796848effba2f00dab2e5f0b9d9e258e7821a8ae19e2c6ab17e23",
+        "id": "sha256:b0f83f2f03fef138880e59b1615e0f7608b32cdbaf9ed1af2d18a2fa595d5b24",
+        "path": "v1.34.4/images/kube-proxy.tar",
+        "hash": "sha256:37a37bd2571f9d977356ad520e244a5912afe27ca7a6a3faecba6837023dac2f"
       }
     ]
   },
@@ -119,32 +137,50 @@ export const MANIFEST: readonly VersionRow[] = [
       {
         "name": "pause",
         "ref": "localhost/asterism/pause:3.10.1",
-        "digest": "sha256:2e026ae7c729cb267b0c7698797ffbb0422b91561b5e2b3c000f4af8130dd065"
+        "digest": "sha256:6920c9e8fffc6efc051a16641013cb3bf87d007f4738c6a2b2d68d93e5254471",
+        "id": "sha256:2e026ae7c729cb267b0c7698797ffbb0422b91561b5e2b3c000f4af8130dd065",
+        "path": "v1.35.4/images/pause.tar",
+        "hash": "sha256:e3ce01f1bf1c081dce9e536cd9d4e55bff76a435828ab30035323924a9234e63"
       },
       {
         "name": "etcd",
         "ref": "localhost/asterism/etcd:3.6.6-0",
-        "digest": "sha256:96ec54a9cebbf4c5d3f329e3cd4814d1f465f35020082f2ece34cc8eca346251"
+        "digest": "sha256:dd5e4ef163b784ac5fff0b803bd208b3bc68100f23b63454cd46ef00fa1c5b14",
+        "id": "sha256:96ec54a9cebbf4c5d3f329e3cd4814d1f465f35020082f2ece34cc8eca346251",
+        "path": "v1.35.4/images/etcd.tar",
+        "hash": "sha256:4eceab49cbb2d5225d925900ce63ef341b7662fef15eddf370c86aed542bdb20"
       },
       {
         "name": "kube-apiserver",
         "ref": "localhost/asterism/kube-apiserver:v1.35.4",
-        "digest": "sha256:5968f72a0cad724167db003938c405bd00ea06c1c23f703b396a07336ace6246"
+        "digest": "sha256:bd01ea660cf8932f8e85b1765166a278560916bcdc9722a7b7444785f686c999",
+        "id": "sha256:5968f72a0cad724167db003938c405bd00ea06c1c23f703b396a07336ace6246",
+        "path": "v1.35.4/images/kube-apiserver.tar",
+        "hash": "sha256:55a2692ccee14e672e8233d949855b3d67c504a5cb26bc6bab56842ba8817aa9"
       },
       {
         "name": "kube-controller-manager",
         "ref": "localhost/asterism/kube-controller-manager:v1.35.4",
-        "digest": "sha256:aa7991e17ad1c383e469cacb5af70aa6300cdba3c1a33327bb3b85ec1d898554"
+        "digest": "sha256:3e6230ce45181ab02445c98560c33e73c97d982dd325184341f61ea098f0339f",
+        "id": "sha256:aa7991e17ad1c383e469cacb5af70aa6300cdba3c1a33327bb3b85ec1d898554",
+        "path": "v1.35.4/images/kube-controller-manager.tar",
+        "hash": "sha256:61411b5ff201b8909f4a70d498efb774a5f25080276a412d93cb927eaf9d7084"
       },
       {
         "name": "kube-scheduler",
         "ref": "localhost/asterism/kube-scheduler:v1.35.4",
-        "digest": "sha256:17348095b94d9caf65128f4ac593a5e0e837fe38ed2f2f12ae5eb65352915c04"
+        "digest": "sha256:de36317563e225569c1a7c23eedb5916bb9ea643ba38857d3d866a58c31f18d1",
+        "id": "sha256:17348095b94d9caf65128f4ac593a5e0e837fe38ed2f2f12ae5eb65352915c04",
+        "path": "v1.35.4/images/kube-scheduler.tar",
+        "hash": "sha256:36f72a3f8dc007d2f1903e6477af6bdc5363fa4659f33fcfb8d1266654c9d003"
       },
       {
         "name": "kube-proxy",
         "ref": "localhost/asterism/kube-proxy:v1.35.4",
-        "digest": "sha256:b612e0a0389fc4987cbcfbf2e2ce70bfa7005d6cb4ba310f6b3f9614dd4383fb"
+        "digest": "sha256:2fb11ace34ebd39e689b3688f9ef5c132aa452573314269d1a2d832f839f901a",
+        "id": "sha256:b612e0a0389fc4987cbcfbf2e2ce70bfa7005d6cb4ba310f6b3f9614dd4383fb",
+        "path": "v1.35.4/images/kube-proxy.tar",
+        "hash": "sha256:010743f3c2eed932bffd8699ee20f8b52812689974f64a0eb075e34653973b48"
       }
     ]
   }

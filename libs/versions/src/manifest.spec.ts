@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { imageInstallPath, parseImageInstallPath } from './image-path.js';
 import { defaultKubernetesVersion, supportedKubernetesVersions, versionRow, VersionsError, wireComponents, type VersionRow } from './manifest.js';
 
 const row = (v: string): VersionRow => ({
@@ -47,6 +48,13 @@ describe('versions manifest', () => {
       assert.deepEqual(r.components.map((c) => c.name), ['kubelet', 'kubeadm', 'kubectl', 'crictl', 'cni-plugins']);
       for (const c of r.components) assert.match(c.hash, /^sha256:[0-9a-f]{64}$/);
       for (const c of r.components) assert.ok(c.path.startsWith(`${v}/`));
+      // Every Kubernetes image with its archive (reproducible, docs/adr/0034) and both digests.
+      assert.deepEqual(r.images.map((i) => i.name), ['pause', 'etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kube-proxy']);
+      for (const i of r.images) {
+        for (const h of [i.digest, i.id, i.hash]) assert.match(h, /^sha256:[0-9a-f]{64}$/);
+        assert.equal(i.path, `${v}/images/${i.name}.tar`);
+        assert.deepEqual(parseImageInstallPath(imageInstallPath(i)), { ref: i.ref, digest: i.digest });
+      }
     }
   });
 });

@@ -6,6 +6,7 @@
  * (`manifest.generated.ts`); nothing else in the repository names a Kubernetes version to install.
  */
 import { AsterismError } from '@asterism/errors';
+import { imageInstallPath } from './image-path.js';
 import { MANIFEST } from './manifest.generated.js';
 
 /** One file a node installs, as the manifest records it (the URL is relative to an artifact base). */
@@ -22,13 +23,22 @@ export interface ComponentArtifact {
   readonly extract: boolean;
 }
 
-/** A container image of a version: its reference, its manifest digest and the OCI archive that carries it. */
+/**
+ * A container image of a version: its reference, digests, and the OCI archive that carries it
+ * (reproducible: built from pinned inputs, docs/adr/0034-components-by-version.md).
+ */
 export interface ImageArtifact {
   readonly name: string;
   /** Fully qualified reference, e.g. `localhost/asterism/kube-apiserver:v1.35.4`. */
   readonly ref: string;
-  /** Digest of the image manifest in the archive (`sha256:<hex>`). */
+  /** Digest of the image manifest (`sha256:<hex>`): what containerd resolves the reference to. */
   readonly digest: string;
+  /** Digest of the image config (`sha256:<hex>`): the image ID the CRI shows. */
+  readonly id: string;
+  /** Path of the OCI archive below the artifact base URL, e.g. `v1.35.4/images/kube-proxy.tar`. */
+  readonly path: string;
+  /** `sha256:<64 hex>` of the archive file exactly as served. */
+  readonly hash: string;
 }
 
 /** Everything a node of one Kubernetes version runs. */
@@ -48,7 +58,7 @@ export interface WireComponent {
 }
 
 /** Why a version or its components cannot be used. */
-export class VersionsError extends AsterismError<'UNSUPPORTED_KUBERNETES_VERSION' | 'ARTIFACT_BASE_INVALID'> {}
+export class VersionsError extends AsterismError<'UNSUPPORTED_KUBERNETES_VERSION' | 'ARTIFACT_BASE_INVALID' | 'IMAGE_OVERLAY_INVALID'> {}
 
 /** Supported Kubernetes versions, oldest first (the one list `asterism version` and the CLI read). */
 export function supportedKubernetesVersions(): string[] {
@@ -79,9 +89,11 @@ export function versionRow(version: string, rows: readonly VersionRow[] = MANIFE
 
 /**
  * The wire components of a row, each URL resolved against `artifactBase` (http, https or file URL
- * of the folder holding `<version>/...`, as tools/k8s-testenv's pack step lays it out).
+ * of the folder holding `<version>/...`, as tools/k8s-testenv's pack step lays it out): the files
+ * first, then one image component per image (./image-path.ts), then `extraImages` (the project's
+ * own service images of this build, from the image overlay).
  */
-export function wireComponents(row: VersionRow, artifactBase: string): WireComponent[] {
+export function wireComponents(row: VersionRow, artifactBase: string, extraImages: readonly ImageArtifact[] = []): WireComponent[] {
   let base: URL;
   try {
     base = new URL(artifactBase.endsWith('/') ? artifactBase : `${artifactBase}/`);
@@ -91,7 +103,9 @@ export function wireComponents(row: VersionRow, artifactBase: string): WireCompo
   if (!['http:', 'https:', 'file:'].includes(base.protocol)) {
     throw new VersionsError('ARTIFACT_BASE_INVALID', `artifact base "${artifactBase}" must be an http, https or file URL`);
   }
-  return row.components.map((c) => ({ url: new URL(c.path, base).toString(), hash: c.hash, installPath: c.installPath, extract: c.extract }));
+  const files = row.components.map((c) => ({ url: new URL(c.path, base).toString(), hash: c.hash, installPath: c.installPath, extract: c.extract }));
+  const images = [...row.images, ...extraImages].map((i) => ({ url: new URL(i.path, base).toString(), hash: i.hash, installPath: imageInstallPath(i), extract: false }));
+  return [...files, ...images];
 }
 
 /** Sorts `v1.34.4`-style versions numerically, oldest first. */

@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { supportedKubernetesVersions, versionRow } from '@asterism/versions';
 import { artifactsRoot, K8S_VERSION } from './binaries.js';
-import { rowDifferences, rowFromArtifacts, writeManifest } from './versions-manifest.js';
+import { publishImages, readBuiltImages, rowDifferences, rowFromArtifacts, writeManifest } from './versions-manifest.js';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
 const TARGET = join(REPO, 'libs', 'versions', 'src', 'manifest.generated.ts');
@@ -19,6 +19,8 @@ async function main(argv: string[]): Promise<number> {
   const [mode = 'check', ...rest] = argv;
   const versions = rest.length > 0 ? rest : supportedKubernetesVersions();
   if (mode === 'write') {
+    // The image archives the rows hash are the ones the artifact server serves.
+    for (const v of versions) await publishImages(artifactsRoot(), v, await readBuiltImages(imagesJson(v)));
     const rows = await writeManifest(TARGET, artifactsRoot(), versions, imagesJson);
     for (const r of rows) for (const c of [...r.components.map((x) => [x.name, x.hash]), ...r.images.map((x) => [x.ref, x.digest])]) process.stdout.write(`${r.kubernetesVersion} ${c.join(' ')}\n`);
     process.stdout.write(`wrote ${TARGET}\n`);

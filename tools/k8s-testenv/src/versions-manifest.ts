@@ -7,8 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { copyFile, link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { INSTALL_PATHS, type ComponentArtifact, type ImageArtifact, type VersionRow } from '@asterism/versions';
 
 /** The files pack.sh writes per version and how a node installs each. */
@@ -35,22 +35,61 @@ export async function sha256File(path: string): Promise<string> {
 /** The Kubernetes images of a version (the project's own service images change with every build and are not listed). */
 export const KUBERNETES_IMAGES = ['pause', 'etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kube-proxy'];
 
-/**
- * The Kubernetes images of a version from the `images.json` deploy's image build wrote (its
- * `imageId` is the config digest buildah computed with `--timestamp 0`); none when not built.
- */
-export async function readImages(imagesJson: string | undefined): Promise<ImageArtifact[]> {
+/** An image as deploy's images.json records it (deploy/src/images/build.ts). */
+export interface BuiltImageEntry {
+  name: string;
+  ref: string;
+  archive: string;
+  imageId: string;
+  digest?: string;
+  archiveHash?: string;
+}
+
+/** Path below the artifact base of a Kubernetes image archive of `version`. */
+export function imageArtifactPath(version: string, name: string): string {
+  return `${version}/images/${name}.tar`;
+}
+
+/** A manifest image from an images.json entry, its archive at `path` (below the artifact base). */
+export function imageArtifact(i: BuiltImageEntry, path: string): ImageArtifact {
+  if (!i.digest || !i.archiveHash) throw new Error(`images.json entry ${i.ref} has no digest/archiveHash: rebuild the images (npx nx run deploy:images)`);
+  return { name: i.name, ref: i.ref, digest: i.digest, id: i.imageId.startsWith('sha256:') ? i.imageId : `sha256:${i.imageId}`, path, hash: i.archiveHash };
+}
+
+/** The entries of an images.json, or none when it does not exist. */
+export async function readBuiltImages(imagesJson: string | undefined): Promise<BuiltImageEntry[]> {
   if (!imagesJson) return [];
-  let text: string;
   try {
-    text = await readFile(imagesJson, 'utf8');
+    return (JSON.parse(await readFile(imagesJson, 'utf8')) as { images: BuiltImageEntry[] }).images;
   } catch {
     return [];
   }
-  const list = (JSON.parse(text) as { images: { name: string; ref: string; imageId: string }[] }).images;
-  return list
-    .filter((i) => KUBERNETES_IMAGES.includes(i.name))
-    .map((i) => ({ name: i.name, ref: i.ref, digest: i.imageId.startsWith('sha256:') ? i.imageId : `sha256:${i.imageId}` }));
+}
+
+/**
+ * The Kubernetes images of a version from the `images.json` deploy's image build wrote (digests
+ * and archive hashes are reproducible: pinned inputs, buildah --timestamp 0, packed archives);
+ * none when not built.
+ */
+export async function readImages(imagesJson: string | undefined, version: string): Promise<ImageArtifact[]> {
+  return (await readBuiltImages(imagesJson)).filter((i) => KUBERNETES_IMAGES.includes(i.name)).map((i) => imageArtifact(i, imageArtifactPath(version, i.name)));
+}
+
+/**
+ * Puts the Kubernetes image archives of `version` where the artifact server serves them
+ * (`<artifactsRoot>/<version>/images/<name>.tar`, hard-linked when possible).
+ */
+export async function publishImages(artifactsRoot: string, version: string, images: readonly BuiltImageEntry[]): Promise<void> {
+  for (const i of images.filter((x) => KUBERNETES_IMAGES.includes(x.name))) await publishFile(i.archive, join(artifactsRoot, imageArtifactPath(version, i.name)));
+}
+
+/** Hard-links (or copies) `from` to `to` through a temporary name, replacing `to`. */
+export async function publishFile(from: string, to: string): Promise<void> {
+  await mkdir(dirname(to), { recursive: true });
+  const tmp = `${to}.${process.pid}.tmp`;
+  await rm(tmp, { force: true });
+  await link(from, tmp).catch(() => copyFile(from, tmp));
+  await rename(tmp, to);
 }
 
 /**
@@ -64,7 +103,7 @@ export async function rowFromArtifacts(artifactsRoot: string, version: string, i
     const file = artifactFile(a.name, a.extract);
     components.push({ ...a, path: `${version}/${file}`, hash: await sha256File(join(dir, file)) });
   }
-  return { kubernetesVersion: version, components, images: await readImages(imagesJson) };
+  return { kubernetesVersion: version, components, images: await readImages(imagesJson, version) };
 }
 
 /** The checked-in TypeScript source of a manifest. */
@@ -92,6 +131,7 @@ export function rowDifferences(want: VersionRow, got: VersionRow): string[] {
     const g = got.images.find((i) => i.name === w.name);
     if (g && g.digest !== w.digest) out.push(`${want.kubernetesVersion} image ${w.name}: manifest ${w.digest}, built ${g.digest}`);
     if (g && g.ref !== w.ref) out.push(`${want.kubernetesVersion} image ${w.name}: manifest ${w.ref}, built ${g.ref}`);
+    if (g && g.hash !== w.hash) out.push(`${want.kubernetesVersion} image ${w.name} archive: manifest ${w.hash}, built ${g.hash}`);
   }
   return out;
 }

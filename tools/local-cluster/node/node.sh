@@ -9,7 +9,7 @@
 # namespace and a fresh mount + UTS namespace ("inside"). Inside, it gives the node its own
 # filesystem view (overlays over /etc /var /opt /usr, the node's own /run, /var/lib/containerd,
 # /var/lib/kubelet, /var/log, the vTPM socket at $NODE_TPM_AT), starts containerd, imports the
-# local images, supervises the kubelet the way kubeadm's systemd drop-in does, and runs the
+# workload images, supervises the kubelet the way kubeadm's systemd drop-in does, and runs the
 # bootstrapper, which exits once the node is bootstrapped. Everything it needs
 # comes from <node-dir>/config/node.env and the files next to it, written by the tool.
 set -euo pipefail
@@ -75,9 +75,11 @@ children+=($!)
 for _ in $(seq 100); do [ -S /run/containerd/containerd.sock ] && break; sleep 0.1; done
 [ -S /run/containerd/containerd.sock ] || { log "containerd did not start (see /var/log/containerd.log)"; exit 1; }
 
-# Images are imported while the bootstrapper attests and joins; the kubelet starts only once they
-# are all there (its pods need the pause image, which is never pulled).
-log "importing images"
+# The Kubernetes and service images come with the components: the bootstrapper imports them,
+# checked by digest, before kubeadm runs (docs/protocol/components.md). Only the tests' workload
+# images (NODE_IMAGES: busybox) are imported here, while the bootstrapper attests and joins; the
+# kubelet starts once they are there.
+log "importing workload images"
 (
   for archive in $NODE_IMAGES; do ctr -n k8s.io images import --all-platforms "$archive" > /dev/null; done
   log "images: $(ctr -n k8s.io images ls -q | grep -vc '^sha256' || true)"

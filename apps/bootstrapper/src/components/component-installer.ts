@@ -6,7 +6,10 @@
  *   2. only then extract archives and move every file into place atomically (a temporary file in
  *      the target folder, then rename), recording what an archive installed so the next boot can
  *      skip it.
- * Nothing is extracted or executed before its hash matched.
+ * Nothing is extracted or executed before its hash matched. Image components (an install path below
+ * /run/state/images) are imported into containerd instead, checked by digest before and after the
+ * import (./image-import.ts); they go in after every file, so a node never starts a Kubernetes
+ * binary whose images were refused.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,6 +21,8 @@ import type { Logger } from '@asterism/logger';
 import { displayUrl, fetchArtifact, type FetchLimits } from './artifact-fetcher.js';
 import { ComponentInstallError, parseComponents, type ComponentSpec, type WireComponentLike } from './component-spec.js';
 import { sha256OfFile } from './file-hash.js';
+import { checkArchive, imagePresent, importImage } from './image-import.js';
+import type { ImageStore } from './image-store.js';
 
 /** Options of {@link ComponentInstaller}. */
 export interface ComponentInstallerOptions {
@@ -27,6 +32,8 @@ export interface ComponentInstallerOptions {
   limits?: FetchLimits;
   /** Where artifacts are staged before they are checked (default: the OS temp folder). */
   stagingParent?: string;
+  /** containerd's image store; required when a list names images. */
+  images?: ImageStore;
 }
 
 /** What an install did, by component name. */
@@ -57,6 +64,10 @@ export class ComponentInstaller {
   /** Installs `list` (validated first: an invalid entry installs nothing). */
   async install(list: readonly WireComponentLike[], signal?: AbortSignal): Promise<InstallReport> {
     const specs = parseComponents(list);
+    const firstImage = specs.find((s) => s.image);
+    if (firstImage && !this.o.images) {
+      throw new ComponentInstallError('IMAGE_IMPORT_FAILED', `component ${firstImage.name}: this node has no container runtime to import images into; nothing was installed`, { details: { component: firstImage.name } });
+    }
     const report: InstallReport = { installed: [], skipped: [] };
     const todo: ComponentSpec[] = [];
     for (const s of specs) {
@@ -68,6 +79,8 @@ export class ComponentInstaller {
     try {
       const staged: Staged[] = [];
       for (const spec of todo) staged.push(await this.fetchAndCheck(spec, staging, signal));
+      // Files first, then images (stable sort: the list's order otherwise).
+      staged.sort((a, b) => Number(a.spec.image !== undefined) - Number(b.spec.image !== undefined));
       for (const s of staged) {
         await this.put(s, staging);
         report.installed.push(s.spec.name);
@@ -100,6 +113,7 @@ export class ComponentInstaller {
         { details: { component: spec.name, url: displayUrl(spec.url), expected: `sha256:${spec.sha256}`, actual: `sha256:${got.sha256}` } },
       );
     }
+    if (spec.image) await checkArchive(spec, spec.image, file);
     this.o.logger.info('component artifact fetched and verified', { component: spec.name, url: displayUrl(spec.url), bytes: got.bytes, durationMs: Math.round(performance.now() - started) });
     return { spec, file, sha256: got.sha256 };
   }
@@ -107,7 +121,8 @@ export class ComponentInstaller {
   /** Stage 2: one checked artifact into place. */
   private async put(s: Staged, staging: string): Promise<void> {
     try {
-      if (s.spec.extract) await this.putArchive(s, staging);
+      if (s.spec.image) await importImage(this.o.images!, s.spec, s.spec.image, s.file);
+      else if (s.spec.extract) await this.putArchive(s, staging);
       else await atomicInstall(s.file, this.real(s.spec.installPath));
     } catch (err) {
       if (err instanceof ComponentInstallError) throw err;
@@ -140,6 +155,11 @@ export class ComponentInstaller {
   /** Already there with the same content: a file with the hash, or an archive whose record and files all match. */
   private async isInstalled(spec: ComponentSpec): Promise<boolean> {
     if (spec.sha256 === undefined) return false;
+    if (spec.image) {
+      return imagePresent(this.o.images!, spec.image).catch((err: unknown) => {
+        throw new ComponentInstallError('IMAGE_IMPORT_FAILED', `component ${spec.name}: reading containerd's images: ${(err as Error).message.split('\n')[0]}; nothing was installed`, { details: { component: spec.name }, cause: err });
+      });
+    }
     const path = this.real(spec.installPath);
     try {
       if (!spec.extract) return (await sha256OfFile(path)) === spec.sha256;

@@ -2,14 +2,16 @@
  * The components of an init request or a join ticket, validated once at the edge
  * (docs/protocol/components.md): a supported URL, a `sha256:<hex>` hash (optional only for
  * `data:` URLs, as in the reference), an absolute install path without `..`, and a name for logs
- * and errors taken from the URL's last path segment.
+ * and errors taken from the URL's last path segment. An install path below /run/state/images names
+ * a container image (`<reference>@<digest>`, libs/versions) that is imported, not written.
  */
 import { posix } from 'node:path';
 import { AsterismError } from '@asterism/errors';
+import { isImageInstallPath, parseImageInstallPath, type ImageTarget } from '@asterism/versions';
 
 /** Why components could not be installed; `details` names the component and, for a mismatch, both hashes. */
 export class ComponentInstallError extends AsterismError<
-  'COMPONENT_INVALID' | 'ARTIFACT_UNREACHABLE' | 'ARTIFACT_TOO_LARGE' | 'HASH_MISMATCH' | 'EXTRACT_FAILED' | 'INSTALL_FAILED'
+  'COMPONENT_INVALID' | 'ARTIFACT_UNREACHABLE' | 'ARTIFACT_TOO_LARGE' | 'HASH_MISMATCH' | 'EXTRACT_FAILED' | 'INSTALL_FAILED' | 'IMAGE_DIGEST_MISMATCH' | 'IMAGE_IMPORT_FAILED'
 > {}
 
 /** A component ready to install. */
@@ -21,6 +23,8 @@ export interface ComponentSpec {
   readonly sha256: string | undefined;
   readonly installPath: string;
   readonly extract: boolean;
+  /** Set for an image component: the archive is imported into containerd and must resolve to this. */
+  readonly image?: ImageTarget;
 }
 
 /** The wire shape (`components.Component`). */
@@ -38,8 +42,8 @@ export function parseComponents(list: readonly WireComponentLike[]): ComponentSp
   const specs = list.map((c, i) => parseComponent(c, i));
   const seen = new Set<string>();
   for (const s of specs) {
-    const key = `${s.installPath} ${s.extract}`;
-    if (!s.extract && seen.has(key)) throw invalid(s.name, `install path ${s.installPath} is named twice`);
+    const key = s.image ? `image ${s.image.ref}` : `${s.installPath} ${s.extract}`;
+    if (!s.extract && seen.has(key)) throw invalid(s.name, s.image ? `image ${s.image.ref} is named twice` : `install path ${s.installPath} is named twice`);
     seen.add(key);
   }
   return specs;
@@ -58,6 +62,13 @@ function parseComponent(c: WireComponentLike, index: number): ComponentSpec {
   const installPath = c.installPath;
   if (!installPath.startsWith('/') || posix.normalize(installPath) !== installPath || installPath.split('/').includes('..') || installPath === '/') {
     throw invalid(name, `install path ${JSON.stringify(installPath)} must be an absolute, normalised path below /`);
+  }
+  if (isImageInstallPath(installPath)) {
+    const image = parseImageInstallPath(installPath);
+    if (typeof image === 'string') throw invalid(name, image);
+    if (c.extract) throw invalid(name, 'an image archive is imported, not extracted (extract must be false)');
+    if (sha256 === undefined) throw invalid(name, 'an image archive needs a sha256 hash');
+    return { name, url, sha256, installPath, extract: false, image };
   }
   return { name, url, sha256, installPath: installPath.replace(/\/$/, ''), extract: c.extract };
 }

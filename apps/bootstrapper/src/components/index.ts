@@ -2,3 +2,4 @@
 export { ComponentInstaller, type ComponentInstallerOptions, type InstallReport } from './component-installer.js';
 export { ComponentInstallError, parseComponents, type ComponentSpec } from './component-spec.js';
 export type { FetchLimits } from './artifact-fetcher.js';
+export { CtrImageStore, type CtrImageStoreOptions, type ImageStore } from './image-store.js';

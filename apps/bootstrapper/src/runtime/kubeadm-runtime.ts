@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ComponentInstaller } from '../components/index.js';
+import { ComponentInstaller, CtrImageStore } from '../components/index.js';
 import { KubeadmBackend } from '../kubernetes/kubeadm/kubeadm-backend.js';
 import type { AfterBoot, NodeRuntime, NodeRuntimeContext, ResidentAgent } from './node-runtime.js';
 
@@ -38,7 +38,8 @@ export class KubeadmNodeRuntime implements NodeRuntime {
       ...(cfg.imageRepository ? { imageRepository: cfg.imageRepository } : {}),
       ignorePreflightErrors: cfg.ignorePreflightErrors,
       ...(cfg.kubeProxyConntrackMaxPerCore !== undefined ? { kubeProxyConntrackMaxPerCore: cfg.kubeProxyConntrackMaxPerCore } : {}),
-      installer: new ComponentInstaller({ logger, resolve: (p) => files.resolve(p) }),
+      // Image components go into the node's containerd (namespace k8s.io), docs/protocol/components.md.
+      installer: new ComponentInstaller({ logger, resolve: (p) => files.resolve(p), images: new CtrImageStore({ address: files.resolve('/run/containerd/containerd.sock') }) }),
     });
     this.initializer = kubeadm;
     this.joiner = kubeadm;

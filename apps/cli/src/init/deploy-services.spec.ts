@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { DEFAULT_CHART_DIR } from './chart-location.js';
-import { HelmServicesDeployer, ServicesDeployError, spawnHelm, type ServicesDeployment } from './deploy-services.js';
+import { generatedValues, HelmServicesDeployer, ServicesDeployError, spawnHelm, type ServicesDeployment } from './deploy-services.js';
 
 const deployment = (extra: Partial<ServicesDeployment> = {}): ServicesDeployment => ({
   kubeconfigPath: join(mkdtempSync(join(tmpdir(), 'kc-')), 'admin.conf'),
@@ -39,6 +39,15 @@ function recordingHelm(fail?: string) {
 }
 
 describe('HelmServicesDeployer', () => {
+  it('with the image overlay\'s digests, every service chart names its image by digest', () => {
+    const digests = { joinservice: `sha256:${'1'.repeat(64)}`, keyservice: `sha256:${'2'.repeat(64)}`, 'verification-service': `sha256:${'3'.repeat(64)}`, 'attestation-monitor': `sha256:${'4'.repeat(64)}` };
+    const v = generatedValues(deployment({ imageDigests: digests })) as Record<string, { image: { repository: string; digest?: string } }>;
+    assert.deepEqual(v.joinservice!.image, { repository: 'localhost/asterism/joinservice', digest: digests.joinservice });
+    assert.deepEqual(v.keyservice!.image, { repository: 'localhost/asterism/keyservice', digest: digests.keyservice });
+    assert.deepEqual(v.verificationservice!.image, { repository: 'localhost/asterism/verification-service', digest: digests['verification-service'] });
+    assert.deepEqual(v.attestationmonitor!.image, { repository: 'localhost/asterism/attestation-monitor', digest: digests['attestation-monitor'] });
+  });
+
   it('writes join-config first, then installs the chart with the secrets only in a 0600 values file', async () => {
     const h = recordingHelm();
     const order: string[] = [];

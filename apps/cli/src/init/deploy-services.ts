@@ -35,6 +35,8 @@ export interface ServicesDeployment {
   csp: string;
   /** Image prefix: `<prefix>/joinservice`, `<prefix>/keyservice`, `<prefix>/verification-service`, `<prefix>/attestation-monitor`. */
   imageRepository: string;
+  /** Manifest digests by image name (the image overlay): the charts then name those images by digest. */
+  imageDigests?: Readonly<Record<string, string>>;
   /** User values files, applied after the generated values (they win). */
   valuesFiles: string[];
   /** Skip `--wait --atomic` (debugging: the release stays even if pods never become ready). */
@@ -96,15 +98,21 @@ export class HelmServicesDeployer {
 /** The chart values the CLI sets; the master secret and salt go only into the values file. */
 export function generatedValues(d: ServicesDeployment): Record<string, unknown> {
   return {
-    joinservice: { image: { repository: `${d.imageRepository}/joinservice` }, attestationVariant: d.variant, csp: d.csp },
-    keyservice: { image: { repository: `${d.imageRepository}/keyservice` }, masterSecret: Buffer.from(d.masterSecret.key).toString('base64'), salt: Buffer.from(d.masterSecret.salt).toString('base64') },
+    joinservice: { image: image(d, 'joinservice'), attestationVariant: d.variant, csp: d.csp },
+    keyservice: { image: image(d, 'keyservice'), masterSecret: Buffer.from(d.masterSecret.key).toString('base64'), salt: Buffer.from(d.masterSecret.salt).toString('base64') },
     // Every node's verification service (`asterism verify --endpoint`): the chart's defaults name
     // the node's TPM (/dev/tpmrm0); a values file can point it elsewhere (tpm.kind/hostPath).
-    verificationservice: { image: { repository: `${d.imageRepository}/verification-service` }, attestationVariant: d.variant },
+    verificationservice: { image: image(d, 'verification-service'), attestationVariant: d.variant },
     // Continuous attestation of every node (docs/protocol/continuous-attestation.md); it derives
     // the cluster ID through the keyservice, as the nodes do.
-    attestationmonitor: { image: { repository: `${d.imageRepository}/attestation-monitor` }, attestationVariant: d.variant },
+    attestationmonitor: { image: image(d, 'attestation-monitor'), attestationVariant: d.variant },
   };
+}
+
+/** A chart's `image` values: the repository, and the digest when the overlay gives one. */
+function image(d: ServicesDeployment, name: string): { repository: string; digest?: string } {
+  const digest = d.imageDigests?.[name];
+  return { repository: `${d.imageRepository}/${name}`, ...(digest ? { digest } : {}) };
 }
 
 /** Creates or replaces `join-config`: `data.attestationConfig` and `binaryData.measurementSalt`. */

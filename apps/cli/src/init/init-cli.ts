@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { atlsChannelCredentials } from '@asterism/atls';
-import { supportedKubernetesVersions, versionRow, VersionsError, wireComponents, type WireComponent } from '@asterism/versions';
+import { parseImageOverlay, supportedKubernetesVersions, versionRow, VersionsError, wireComponents, type ImageOverlay, type WireComponent } from '@asterism/versions';
 import { attestationConfig } from '../config/attestation-flags.js';
 import { loadCliConfig, type CliConfig } from '../config/cli-config.js';
 import { seconds, UsageError, withPort } from '../usage.js';
@@ -33,6 +33,9 @@ Flags:
   --artifact-base-url <url>     where the node fetches that version's components (http, https or
                                 file URL; docs/protocol/components.md). Without it the node image
                                 must carry the Kubernetes binaries
+  --image-overlay <file>        this build's service images with digests (image-overlay.json of
+                                the image build): nodes import them with the components, the
+                                charts name them by digest (needs --artifact-base-url)
   --apiserver-cert-san <san>    extra API server certificate SAN (repeatable)
   --service-cidr <cidr>         service CIDR
   --master-secret <file>        reuse this master secret file instead of generating one
@@ -66,6 +69,7 @@ function parseInitFlags(argv: string[]) {
       'cluster-name': { type: 'string' },
       'kubernetes-version': { type: 'string' },
       'artifact-base-url': { type: 'string' },
+      'image-overlay': { type: 'string' },
       'apiserver-cert-san': { type: 'string', multiple: true },
       'service-cidr': { type: 'string' },
       'master-secret': { type: 'string' },
@@ -101,8 +105,9 @@ export async function initCommand(argv: string[]): Promise<number> {
   if (!values.endpoint) throw new UsageError('--endpoint is required');
   const att = await attestationConfig(values, file);
   const initSecret = await readInitSecret(values, file);
-  const result = await initFirstNode(values, file, att, initSecret, values.endpoint);
-  if (!values['skip-helm']) await deployServices(values, att, result);
+  const overlay = values['image-overlay'] ? await readImageOverlay(values['image-overlay']) : undefined;
+  const result = await initFirstNode(values, file, att, initSecret, values.endpoint, overlay);
+  if (!values['skip-helm']) await deployServices(values, att, result, overlay);
   process.stdout.write(`${result.kubeconfigPath}\n`);
   return 0;
 }
@@ -115,14 +120,32 @@ async function readInitSecret(values: InitFlags, file: CliConfig): Promise<Buffe
   throw new UsageError('the init secret is required (--init-secret-file, initSecretFile in the config file, or ASTERISM_INIT_SECRET)');
 }
 
+/** Reads and validates an image overlay file (a usage error when it is unreadable or invalid). */
+async function readImageOverlay(path: string): Promise<ImageOverlay> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`--image-overlay ${path}: ${(err as Error).message}`);
+  }
+  try {
+    return parseImageOverlay(text);
+  } catch (err) {
+    if (err instanceof VersionsError) throw new UsageError(`--image-overlay ${path}: ${err.message}`);
+    throw err;
+  }
+}
+
 /**
  * The requested Kubernetes version (default: the newest supported) and its components resolved
- * against the artifact base; an unsupported version is a usage error listing the supported ones.
+ * against the artifact base, plus the overlay's service images; an unsupported version is a usage
+ * error listing the supported ones.
  */
-export function kubernetesComponents(version: string | undefined, artifactBase: string | undefined): { kubernetesVersion: string; components: WireComponent[] } {
+export function kubernetesComponents(version: string | undefined, artifactBase: string | undefined, overlay?: ImageOverlay): { kubernetesVersion: string; components: WireComponent[] } {
+  if (overlay && !artifactBase) throw new UsageError('--image-overlay needs --artifact-base-url (the nodes fetch the image archives from there)');
   try {
     const row = versionRow(version ?? '');
-    return { kubernetesVersion: row.kubernetesVersion, components: artifactBase ? wireComponents(row, artifactBase) : [] };
+    return { kubernetesVersion: row.kubernetesVersion, components: artifactBase ? wireComponents(row, artifactBase, overlay?.images) : [] };
   } catch (err) {
     if (err instanceof VersionsError) throw new UsageError(err.message);
     throw err;
@@ -130,12 +153,12 @@ export function kubernetesComponents(version: string | undefined, artifactBase: 
 }
 
 /** Runs the init request against the attested node (flags override the config file). */
-async function initFirstNode(values: InitFlags, file: CliConfig, att: CliAttestation, initSecret: Buffer, endpoint: string): Promise<InitResult> {
+async function initFirstNode(values: InitFlags, file: CliConfig, att: CliAttestation, initSecret: Buffer, endpoint: string, overlay: ImageOverlay | undefined): Promise<InitResult> {
   const v = await buildCliValidator(att, validatorOptions(values));
   const connector = new GrpcInitConnector((onConnectionError) => atlsChannelCredentials({ validators: [v.validator], onConnectionError }));
   const sans = values['apiserver-cert-san'] ?? file.apiServerCertSANs;
   const clusterName = values['cluster-name'] ?? file.clusterName;
-  const { kubernetesVersion, components } = kubernetesComponents(values['kubernetes-version'] ?? file.kubernetesVersion, values['artifact-base-url'] ?? file.artifactBaseURL);
+  const { kubernetesVersion, components } = kubernetesComponents(values['kubernetes-version'] ?? file.kubernetesVersion, values['artifact-base-url'] ?? file.artifactBaseURL, overlay);
   const cidr = values['service-cidr'] ?? file.serviceCIDR;
   try {
     return await runInit(
@@ -161,7 +184,7 @@ async function initFirstNode(values: InitFlags, file: CliConfig, att: CliAttesta
 }
 
 /** Deploys the asterism-services chart with Helm into the new cluster. */
-async function deployServices(values: InitFlags, att: CliAttestation, result: InitResult): Promise<void> {
+async function deployServices(values: InitFlags, att: CliAttestation, result: InitResult, overlay: ImageOverlay | undefined): Promise<void> {
   const csp = values.csp ?? 'QEMU';
   if (!['AWS', 'Azure', 'GCP', 'OpenStack', 'QEMU'].includes(csp)) throw new UsageError(`unknown --csp "${csp}": want AWS, Azure, GCP, OpenStack or QEMU`);
   const helmTimeout = seconds(values['helm-timeout'], 600);
@@ -178,6 +201,7 @@ async function deployServices(values: InitFlags, att: CliAttestation, result: In
     variant: String(att.variant),
     csp,
     imageRepository: values['image-repository'] ?? 'localhost/asterism',
+    ...(overlay ? { imageDigests: Object.fromEntries(overlay.images.map((i) => [i.name, i.digest])) } : {}),
     valuesFiles: values['helm-values'] ?? [],
     skipWait: values['skip-helm-wait'] ?? false,
     timeoutSeconds: helmTimeout,

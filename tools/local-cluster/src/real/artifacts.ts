@@ -4,10 +4,11 @@
  * and served to the nodes by an artifact server on the bridge of the private network.
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { artifactsRoot, binDir, K8S_VERSION, rowDifferences, rowFromArtifacts } from '@asterism/k8s-testenv';
-import { versionRow } from '@asterism/versions';
+import { IMAGE_OVERLAY_FILE, SERVICE_BUNDLES, serviceImageOverlay, type BuiltImage, type ImageManifest } from '@asterism/deploy';
+import { artifactsRoot, binDir, K8S_VERSION, KUBERNETES_IMAGES, publishFile, publishImages, rowDifferences, rowFromArtifacts, type BuiltImageEntry } from '@asterism/k8s-testenv';
+import { renderImageOverlay, versionRow } from '@asterism/versions';
 import { TSX, WORKSPACE_ROOT } from '../cluster.js';
 import { startDetached } from '../detached.js';
 import type { ClusterLayout } from '../layout.js';
@@ -51,19 +52,40 @@ export async function prepareArtifacts(version: string, pinnedBinDir: string, sa
 }
 
 /**
- * The Kubernetes images just built against the manifest's digests (image IDs, reproducible with
- * buildah --timestamp 0): one line per difference. kube-proxy carries Debian packages of the build
- * machine, so a machine on another Debian point release differs there; that is reported, not fatal.
+ * The Kubernetes images just built against the manifest (reference, digest, archive hash): one
+ * line per difference. The archives are reproducible from pinned inputs, so a difference means
+ * this machine built other bytes; nodes would refuse them (hash check), so `up` stops here.
  */
-export function imageDifferences(version: string, built: readonly { name: string; ref: string; imageId: string }[]): string[] {
+export function imageDifferences(version: string, built: readonly BuiltImageEntry[]): string[] {
   const out: string[] = [];
   for (const want of versionRow(version).images) {
     const got = built.find((b) => b.name === want.name);
-    const digest = got && (got.imageId.startsWith('sha256:') ? got.imageId : `sha256:${got.imageId}`);
     if (!got) out.push(`${want.ref}: not built`);
-    else if (got.ref !== want.ref || digest !== want.digest) out.push(`${want.name}: manifest ${want.ref}@${want.digest}, built ${got.ref}@${digest}`);
+    else if (got.ref !== want.ref || got.digest !== want.digest || got.archiveHash !== want.hash) out.push(`${want.name}: manifest ${want.ref}@${want.digest} archive ${want.hash}, built ${got.ref}@${got.digest} archive ${got.archiveHash}`);
   }
   return out;
+}
+
+/** Images no component carries: the supervisor imports these itself (workloads such as busybox). */
+export function workloadImages(images: ImageManifest): BuiltImage[] {
+  const carried: readonly string[] = [...KUBERNETES_IMAGES, ...SERVICE_BUNDLES];
+  return images.images.filter((i) => !carried.includes(i.name));
+}
+
+/**
+ * Puts the image archives where the artifact server serves them: the version's Kubernetes images
+ * at `<version>/images/<name>.tar` (checked against the manifest first), the service images at
+ * their content-addressed paths; writes the image overlay into the cluster folder and returns it.
+ */
+export async function publishNodeImages(layout: ClusterLayout, version: string, images: ImageManifest): Promise<string> {
+  const diffs = imageDifferences(version, images.images);
+  if (diffs.length > 0) throw new Error(`the images built here do not match libs/versions (regenerate with npx nx run k8s-testenv:versions-manifest --mode=write if the change is intended): ${diffs.join('; ')}`);
+  await publishImages(artifactsRoot(), version, images.images);
+  const overlay = serviceImageOverlay(images);
+  for (const i of overlay.images) await publishFile(images.images.find((b) => b.name === i.name)!.archive, join(artifactsRoot(), i.path));
+  const file = join(layout.root, IMAGE_OVERLAY_FILE);
+  await writeFile(file, renderImageOverlay(overlay), { mode: 0o644 });
+  return file;
 }
 
 /** Starts the artifact server in the router namespace; resolves once it listens. */

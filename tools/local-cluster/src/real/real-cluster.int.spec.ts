@@ -28,6 +28,7 @@ import { componentsInstalledFromArtifacts } from './e2e/component-checks.js';
 import { attestedTicketFromPods, memoryPerProcess, nodesReadyByKubelets, referenceObjects, secondControlPlaneJoined, servicesRun, workloadOnWorkers } from './e2e/cluster-checks.js';
 import { joinserviceDownOnOneControlPlane, keyserviceOutageDuringJoin, rebootedWorkerRejoins, tamperedWorkerRefused } from './e2e/fault-checks.js';
 import { joinTimeReport, measureJoin, type JoinTime } from './e2e/join-time.js';
+import { imagesImportedByInstaller, userArchiveRunsAsPod } from './e2e/image-checks.js';
 import { noSecretInLogs } from './e2e/secret-scan.js';
 import { denyListRefusesQuarantinedWorker, lastControlPlaneNeverQuarantined, stoppedVerificationServiceGrace } from './e2e/attestation-checks.js';
 
@@ -72,6 +73,10 @@ describe('local cluster, kubeadm backend: real nodes end to end', { skip }, () =
 
   it('node roots carry no Kubernetes binary: each node runs the kubelet/kubeadm its bootstrapper installed from hash-checked artifacts', () =>
     componentsInstalledFromArtifacts(ctx, ALL_NODES, K8S_VERSION));
+
+  it('images: each node imported the version\'s images checked by digest; the service pods name theirs by digest', () => imagesImportedByInstaller(ctx, ALL_NODES, K8S_VERSION));
+
+  it('load-image: a user\'s OCI archive is loaded onto every node and a pod of it runs on each', () => userArchiveRunsAsPod(ctx, ALL_NODES));
 
   it('the second control plane joined etcd and runs its own static control-plane pods', () => secondControlPlaneJoined(ctx));
 

@@ -15,7 +15,7 @@ import * as k8s from '@kubernetes/client-node';
 import { buildLocalImages, DEFAULT_IMAGE_DIR, helmPath, LOCAL_IMAGE_REPOSITORY, type ImageManifest } from '@asterism/deploy';
 import { K8S_VERSION } from '@asterism/k8s-testenv';
 import { versionRow } from '@asterism/versions';
-import { artifactBaseUrl, imageDifferences, prepareArtifacts, startArtifactServer } from './artifacts.js';
+import { artifactBaseUrl, prepareArtifacts, publishNodeImages, startArtifactServer, workloadImages } from './artifacts.js';
 import { readState, runCliInit, TSX, waitForNodes, WORKSPACE_ROOT, writeState, type ClusterState } from '../cluster.js';
 import { alive, startDetached, stopDetached } from '../detached.js';
 import { newInitSecret } from '../init-secret.js';
@@ -87,7 +87,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   const images = await stage(say, 'images', () =>
     buildLocalImages({ k8sBinDir, kubernetesVersion: version, ...(version === K8S_VERSION ? {} : { outDir: join(DEFAULT_IMAGE_DIR, version) }), progress: (l) => say(`  ${l}`) }),
   );
-  for (const d of imageDifferences(version, images.images)) say(`  WARNING image differs from libs/versions: ${d}`);
+  const overlayFile = await stage(say, 'publish images to the artifact server folder', () => publishNodeImages(layout, version, images));
   const nodes = planNodes(o.controlPlanes, o.workers, NETWORK.prefix);
   const { secret, hash } = await newInitSecret();
   await writeFile(layout.initSecretFile, secret, { mode: 0o600 });
@@ -120,7 +120,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   await stage(say, 'asterism init + helm', () =>
     runCliInit(layout, nodes[0]!, say, {
       wrapper: ['nsenter', `--net=/run/netns/${NETWORK.routerNamespace}`],
-      args: ['--conformance', `--kubernetes-version=${version}`, `--artifact-base-url=${artifactBaseUrl()}`, `--helm-values=${values}`, `--helm=${helmPath()}`, `--image-repository=${LOCAL_IMAGE_REPOSITORY}`, ...(o.skipHelmWait ? ['--skip-helm-wait'] : [])],
+      args: ['--conformance', `--kubernetes-version=${version}`, `--artifact-base-url=${artifactBaseUrl()}`, `--image-overlay=${overlayFile}`, `--helm-values=${values}`, `--helm=${helmPath()}`, `--image-repository=${LOCAL_IMAGE_REPOSITORY}`, ...(o.skipHelmWait ? ['--skip-helm-wait'] : [])],
     }),
   );
   await writeHostKubeconfig(layout);
@@ -150,7 +150,9 @@ export async function bootRealNode(layout: ClusterLayout, node: NodeSpec, index:
 export async function startNodeSupervisor(layout: ClusterLayout, node: NodeSpec, index: number, images: ImageManifest): Promise<number> {
   const address = nodeAddress(node.name, index);
   const cgroupDirs = await createNodeCgroups(node.name);
-  const archives = images.images.filter((i) => i.nodes === 'all' || node.role === 'ControlPlane').map((i) => i.archive);
+  // Kubernetes and service images come with the components (the installer imports them, checked by
+  // digest); the supervisor only loads the workload images (busybox) for the tests' pods.
+  const archives = workloadImages(images).filter((i) => i.nodes === 'all' || node.role === 'ControlPlane').map((i) => i.archive);
   const pause = images.images.find((i) => i.name === 'pause');
   if (!pause) throw new Error('the image catalog has no pause image');
   await writeNodeConfig(layout.nodeDir(node.name), { node: address, tpmSocket: layout.tpmSocket(node.name), sandboxImage: pause.ref, images: archives, cgroupDirs });
