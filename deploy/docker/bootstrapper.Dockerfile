@@ -3,7 +3,7 @@
 # Build from the repository root:
 #   docker build -f deploy/docker/bootstrapper.Dockerfile -t <registry>/asterism/bootstrapper:<tag> .
 # Stage 1 installs the workspace and bundles apps/bootstrapper/src/main.ts with esbuild
-# (deploy/src/bundle.ts) into one ESM file; stage 2 is a small Node runtime with only that bundle.
+# (deploy/src/bundle.ts) into ESM (main.mjs and its chunks/); stage 2 is a small Node runtime with only that bundle.
 # The bootstrapper manages the node itself (TPM, disks, kubeadm, host network); it runs from the
 # node image as root (docker run --user 0 --privileged --network host ...). The image default
 # user is unprivileged so that it never runs as root by accident.

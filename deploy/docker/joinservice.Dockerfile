@@ -3,7 +3,7 @@
 # Build from the repository root:
 #   docker build -f deploy/docker/joinservice.Dockerfile -t <registry>/asterism/joinservice:<tag> .
 # Stage 1 installs the workspace and bundles apps/joinservice/src/main.ts with esbuild
-# (deploy/src/bundle.ts) into one ESM file; stage 2 is a small Node runtime with only that bundle.
+# (deploy/src/bundle.ts) into ESM (main.mjs and its chunks/); stage 2 is a small Node runtime with only that bundle.
 # The joinservice chart runs it as uid 0 without any capabilities (it must read root-owned 0600
 # files in the host's /etc/kubernetes/pki); the image default user is unprivileged.
 ARG NODE_VERSION=20

@@ -3,7 +3,7 @@
 # Build from the repository root:
 #   docker build -f deploy/docker/keyservice.Dockerfile -t <registry>/asterism/keyservice:<tag> .
 # Stage 1 installs the workspace and bundles apps/keyservice/src/main.ts with esbuild
-# (deploy/src/bundle.ts) into one ESM file; stage 2 is a small Node runtime with only that bundle.
+# (deploy/src/bundle.ts) into ESM (main.mjs and its chunks/); stage 2 is a small Node runtime with only that bundle.
 ARG NODE_VERSION=20
 ARG RUNTIME_IMAGE=node:20-alpine
 

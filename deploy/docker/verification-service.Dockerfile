@@ -4,7 +4,7 @@
 # Build from the repository root:
 #   docker build -f deploy/docker/verification-service.Dockerfile -t <registry>/asterism/verification-service:<tag> .
 # Stage 1 installs the workspace and bundles apps/verification-service/src/main.ts (the node's
-# verification service) with esbuild (deploy/src/bundle.ts) into one ESM file; stage 2 is a
+# verification service) with esbuild (deploy/src/bundle.ts) into ESM (main.mjs and its chunks/); stage 2 is a
 # small Node runtime with only that bundle. The chart runs it as root, privileged only when the TPM
 # is a device (docs/adr/0028); the image default user is unprivileged so that it never runs as
 # root by accident.
