@@ -160,7 +160,6 @@ function stateDiskMapper(cfg: BootstrapperConfig, files: NodeFileWriter, logger:
       mappingName: 'state',
       mountPoint: files.resolve('/run/state'),
       binds: STATE_DISK_BINDS.map((b) => files.resolve(b)),
-      wipe: cfg.stateDiskWipe,
       services: cfg.initSystem === 'systemd' ? ['containerd.service'] : [],
     },
     logger,

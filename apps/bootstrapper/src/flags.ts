@@ -23,8 +23,6 @@ export interface BootstrapperConfig {
    * it and mount it at <state-root>/run/state; off = header-only (hosts without device-mapper).
    */
   mapStateDisk: boolean;
-  /** With mapStateDisk: write every sector's integrity tag at format time instead of `--integrity-no-wipe`. */
-  stateDiskWipe: boolean;
   /**
    * `file:<path>` (static metadata, with `--node-name`) or an http(s) base URL: the qemu metadata
    * API, or on AWS/Azure/GCP the IMDS / metadata server ('' = the cloud's link-local default).
@@ -79,8 +77,6 @@ Flags (environment in brackets):
   --map-state-disk               disk-mapper role: format a blank state disk (LUKS2 + hmac-sha256
                                  integrity), open and mount it at /run/state; a cluster's disk is
                                  opened with the rejoin or recovery key (default off: header only)
-  --state-disk-wipe              with --map-state-disk: initialise every integrity tag at format
-                                 time (slow on large disks) instead of --integrity-no-wipe
   --metadata <src>               file:<path>, a qemu metadata API URL (default http://10.42.0.1:8080),
                                  or on AWS/Azure/GCP the IMDS / metadata server URL (default: the
                                  cloud's own)
@@ -124,7 +120,6 @@ const OPTIONS = {
   'initial-key': { type: 'string' },
   'state-disk-pbkdf': { type: 'string' },
   'map-state-disk': { type: 'boolean' },
-  'state-disk-wipe': { type: 'boolean' },
   metadata: { type: 'string' },
   'cloud-api-url': { type: 'string' },
   'node-name': { type: 'string' },
@@ -185,7 +180,6 @@ function nodeSettings(values: FlagValues) {
   const joinSource = values['join-source-address'];
   if (joinSource !== undefined && isIP(joinSource) === 0) throw new FlagError(`invalid --join-source-address "${joinSource}": want an IP address`);
   const tpm = tpmFlag(values.tpm);
-  if (values['state-disk-wipe'] && !values['map-state-disk']) throw new FlagError('--state-disk-wipe needs --map-state-disk');
   return {
     stateRoot: values['state-root'] ?? '/',
     tpm,
@@ -193,7 +187,6 @@ function nodeSettings(values: FlagValues) {
     initialKeyPath: values['initial-key'] ?? '/run/cryptsetup-keys.d/state.key',
     stateDiskPbkdf: pbkdf as StateDiskPbkdfPreset,
     mapStateDisk: values['map-state-disk'] ?? false,
-    stateDiskWipe: values['state-disk-wipe'] ?? false,
     initSystem,
     addresses: values.address,
     joinSourceAddress: joinSource,

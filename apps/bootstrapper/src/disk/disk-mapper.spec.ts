@@ -53,7 +53,7 @@ describe('StateDiskMapper', () => {
 
   const mapper = (cmd: MapperCommands) =>
     new StateDiskMapper(
-      { device: '/dev/vdb', initialKeyPath: join(dir, 'keys', 'state.key'), mappingName: 'state', mountPoint: join(dir, 'state'), binds: [join(dir, 'var/lib/containerd')], wipe: false, services: ['containerd.service'], deviceTimeoutMs: 200 },
+      { device: '/dev/vdb', initialKeyPath: join(dir, 'keys', 'state.key'), mappingName: 'state', mountPoint: join(dir, 'state'), binds: [join(dir, 'var/lib/containerd')], services: ['containerd.service'], deviceTimeoutMs: 200 },
       createNopLogger(),
       cmd,
     );
@@ -66,7 +66,7 @@ describe('StateDiskMapper', () => {
     assert.equal(statSync(join(dir, 'keys', 'state.key')).mode & 0o777, 0o600);
     const verbs = calls.map((c) => c.split(' ').slice(0, 2).join(' '));
     assert.deepEqual(verbs, ['cryptsetup isLuks', 'cryptsetup luksFormat', 'cryptsetup token', 'cryptsetup open', 'mkfs.ext4 -q', 'mountpoint -q', 'mount -t', 'mountpoint -q', 'mount --bind', 'dmsetup table', 'systemctl start', 'systemctl is-active', 'cryptsetup luksUUID']);
-    assert.match(calls[1]!, /--type luks2 .*--integrity hmac-sha256 --integrity-no-wipe --key-file=- \/dev\/vdb$/);
+    assert.match(calls[1]!, /--type luks2 .*--integrity hmac-sha256 --key-file=- \/dev\/vdb$/);
     assert.match(calls[6]!, new RegExp(`mount -t ext4 /dev/mapper/state ${join(dir, 'state')}$`));
     assert.match(calls[8]!, new RegExp(`mount --bind ${join(dir, 'state', dir, 'var/lib/containerd')} ${join(dir, 'var/lib/containerd')}$`));
     for (const c of calls) assert.ok(!c.includes(key.toString('hex')) && !c.includes(key.toString('base64')), 'the key never appears in arguments');

@@ -39,8 +39,6 @@ export interface DiskMapperConfig {
   mountPoint: string;
   /** Folders of the root that live on the disk: `/var/lib/containerd` is bound from `<mountPoint>/var/lib/containerd`. */
   binds: string[];
-  /** Write integrity tags for every sector at format time (slow under TCG); off = `--integrity-no-wipe`. */
-  wipe: boolean;
   /** Units started once the disk is mounted (containerd; empty without systemd). */
   services: string[];
   /** How long to wait for the device node to appear (udev). */
@@ -137,7 +135,7 @@ export class StateDiskMapper {
     }
   }
 
-  /** LUKS2 + hmac-sha256 integrity under a new random key (written for the later re-key), token "not initialised", open, ext4, mount. */
+  /** LUKS2 + hmac-sha256 integrity (every tag initialised by cryptsetup's wipe) under a new random key (written for the later re-key), token "not initialised", open, ext4, mount. */
   private async format(): Promise<void> {
     const t0 = Date.now();
     const key = randomBytes(32);
@@ -145,20 +143,19 @@ export class StateDiskMapper {
     await writeFile(this.cfg.initialKeyPath, key, { mode: 0o600 });
     // The initial key is 32 random bytes living only in this boot's tmpfs: a slow KDF adds nothing (docs/adr/0041).
     await this.cmd.cryptsetup({
-      args: ['luksFormat', '--batch-mode', '--type', 'luks2', '--label', 'state', '--key-slot', '0', '--pbkdf', 'pbkdf2', '--pbkdf-force-iterations', '1000', '--integrity', 'hmac-sha256', ...(this.cfg.wipe ? [] : ['--integrity-no-wipe']), '--key-file=-', this.cfg.device],
+      args: ['luksFormat', '--batch-mode', '--type', 'luks2', '--label', 'state', '--key-slot', '0', '--pbkdf', 'pbkdf2', '--pbkdf-force-iterations', '1000', '--integrity', 'hmac-sha256', '--key-file=-', this.cfg.device],
       stdin: key,
     });
     await this.cmd.cryptsetup({ args: ['token', 'import', '--token-id', '0', '--token-replace', this.cfg.device], stdin: stateDiskToken(false) });
     const t1 = Date.now();
     await this.cmd.cryptsetup({ args: ['open', '--type', 'luks2', '--batch-mode', '--key-file=-', this.cfg.device, this.cfg.mappingName], stdin: key });
     const t2 = Date.now();
-    // Every block ext4 reads later is written here or by the kernel before it is read: without the
-    // wipe, a never-written sector fails its integrity check instead of reading as zeros (docs/adr/0041).
-    await this.cmd.run('mkfs.ext4', ['-q', '-L', 'state', '-E', 'lazy_itable_init=0,lazy_journal_init=0,nodiscard', this.mappedDevice]);
+    // luksFormat wiped the device (every sector has a valid tag and reads as zeros): nothing to discard (docs/adr/0041).
+    await this.cmd.run('mkfs.ext4', ['-q', '-L', 'state', '-E', 'nodiscard', this.mappedDevice]);
     const t3 = Date.now();
     await this.mount();
     const uuid = (await this.cmd.cryptsetup({ args: ['luksUUID', this.cfg.device] })).trim();
-    this.logger.info('state disk formatted', { device: this.cfg.device, uuid, integrity: 'hmac-sha256', wiped: this.cfg.wipe, formatMs: t1 - t0, openMs: t2 - t1, mkfsMs: t3 - t2, mountMs: Date.now() - t3 });
+    this.logger.info('state disk formatted', { device: this.cfg.device, uuid, integrity: 'hmac-sha256', formatMs: t1 - t0, openMs: t2 - t1, mkfsMs: t3 - t2, mountMs: Date.now() - t3 });
   }
 
   /**
