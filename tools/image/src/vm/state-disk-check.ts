@@ -103,6 +103,6 @@ async function call(node: TestNode, argv: string[]): Promise<{ ok: boolean; code
 
 /** The host's cryptsetup on the raw disk file (header operations only); keys over stdin. */
 function cryptsetup(args: string[], input?: Uint8Array | string) {
-  const r = spawnSync('cryptsetup', args, { input: input ?? '', encoding: 'buffer' });
+  const r = spawnSync('cryptsetup', args, { input: Buffer.from(input ?? '') });
   return { status: r.status, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
 }
