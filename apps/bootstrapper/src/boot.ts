@@ -15,6 +15,7 @@ import { createLogger, levelFromVerbosity, SecretRegistry, type Logger } from '@
 import type { MetadataProvider } from '@asterism/metadata';
 import { NodeLock } from '@asterism/nodelock';
 import { handleShutdownSignals } from '@asterism/service-runtime';
+import { STATE_DISK_BINDS, StateDiskMapper } from './disk/disk-mapper.js';
 import { CryptsetupStateDisk, STATE_DISK_PBKDF_PRESETS } from './disk/state-disk.js';
 import type { BootstrapperConfig } from './flags.js';
 import { OsHostInfo } from './host/host-info.js';
@@ -35,7 +36,7 @@ import { RecoveryServer } from './recovery/recovery-server.js';
 import { raceForDiskKey } from './recovery/unlock-race.js';
 import type { NodeRuntime, NodeRuntimeFactory } from './runtime/node-runtime.js';
 import type { Cleaner } from './clean/cleaner.js';
-import { runBootstrapper, type InitService, type NodeControl, type RunResult } from './run.js';
+import { runBootstrapper, type InitService, type NodeCondition, type NodeControl, type RunResult } from './run.js';
 import { NodeFileWriter } from './state/file-writer.js';
 import { NODE_STATE_PATH, readNodeState } from './state/node-state.js';
 import { NodeStatusFile, type StatusUpdate } from './status-file.js';
@@ -76,6 +77,8 @@ interface BootNode {
   lock: NodeLock;
   metadata: MetadataProvider;
   disk: CryptsetupStateDisk;
+  /** The disk-mapper role (--map-state-disk, docs/adr/0041); undefined = header-only state disk. */
+  mapper: StateDiskMapper | undefined;
   host: OsHostInfo;
   hostKey: HostKeyFile;
   dialer: AtlsJoinServiceDialer;
@@ -98,7 +101,7 @@ export async function bootNode(config: BootstrapperConfig, runtimeFor: NodeRunti
   const result: RunResult = await runBootstrapper({
     logger: node.logger,
     control: nodeControl(node, () => (rebooting = true)),
-    condition: () => detectNodeCondition(node.platform.mark, node.disk, node.files.resolve(NODE_STATE_PATH)),
+    condition: () => nodeCondition(node),
     rejoin: () => rejoinStage(node, session),
     startNodeAgent: async () => node.runtime.startNodeAgent(),
     initServer: (cleaner) => initServerStage(node, cleaner),
@@ -139,11 +142,38 @@ async function wireNode(cfg: BootstrapperConfig, runtimeFor: NodeRuntimeFactory)
     lock: new NodeLock(platform.marker),
     metadata,
     disk: new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath, STATE_DISK_PBKDF_PRESETS[cfg.stateDiskPbkdf]),
+    mapper: cfg.mapStateDisk ? stateDiskMapper(cfg, files, logger) : undefined,
     host: new OsHostInfo(cfg.addresses ? { addresses: cfg.addresses, ...(cfg.nodeName ? { hostname: cfg.nodeName } : {}) } : undefined),
     hostKey: new HostKeyFile(files),
     dialer: new AtlsJoinServiceDialer(issuer, cfg.joinSourceAddress ? { localAddress: cfg.joinSourceAddress } : {}),
     runtime,
   };
+}
+
+/** The disk mapper of a node with device-mapper: the state disk mounted at /run/state, containerd's, the kubelet's and kubeadm's folders on it. */
+function stateDiskMapper(cfg: BootstrapperConfig, files: NodeFileWriter, logger: Logger): StateDiskMapper {
+  return new StateDiskMapper(
+    {
+      device: cfg.stateDisk,
+      initialKeyPath: cfg.initialKeyPath,
+      mappingName: 'state',
+      mountPoint: files.resolve('/run/state'),
+      binds: STATE_DISK_BINDS.map((b) => files.resolve(b)),
+      services: cfg.initSystem === 'systemd' ? ['containerd.service'] : [],
+    },
+    logger,
+  );
+}
+
+/**
+ * The node's condition. With the disk mapper, the state disk is prepared first: a fresh one is
+ * formatted and opened (then the node state decides as without it), a cluster's disk stays locked
+ * and the node must rejoin (its node state is on that disk).
+ */
+async function nodeCondition(node: BootNode): Promise<NodeCondition> {
+  const prepared = await node.mapper?.prepare();
+  if (prepared === 'locked') return 'initialized';
+  return detectNodeCondition(node.platform.mark, node.disk, node.files.resolve(NODE_STATE_PATH));
 }
 
 /** Reboot policy: the runtime asks for the reboot (systemd) or stops what it supervises; the process exits with EXIT_REBOOT. */
@@ -170,8 +200,16 @@ function listenAddress(cfg: BootstrapperConfig, port: number): string {
 async function rejoinStage(node: BootNode, session: RejoinSession): Promise<boolean> {
   const { cfg, logger, lock } = node;
   await node.status({ phase: 'waiting' });
-  const state = await readNodeState(node.files.resolve(NODE_STATE_PATH));
-  const rejoiner = new RejoinClient({ ...pick(node, 'dialer', 'metadata', 'disk', 'lock', 'logger'), probe: new TcpReadinessProbe(), measurementSalt: state.measurementSalt }, { joinServicePort: cfg.joinServicePort });
+  const statePath = node.files.resolve(NODE_STATE_PATH);
+  const { mapper } = node;
+  // A mapped disk holds the node state: it is read once the delivered key opened the disk.
+  const openState = mapper
+    ? async (key: Uint8Array) => {
+        await mapper.unlock(key);
+        return (await readNodeState(statePath)).measurementSalt;
+      }
+    : ((salt: Buffer) => async () => salt)((await readNodeState(statePath)).measurementSalt);
+  const rejoiner = new RejoinClient({ ...pick(node, 'dialer', 'metadata', 'disk', 'lock', 'logger'), probe: new TcpReadinessProbe(), openState }, { joinServicePort: cfg.joinServicePort });
   session.rejoiner = rejoiner;
   if (cfg.recoveryPort === 0) return (await rejoiner.run()) !== 'stopped';
   const recovery = new RecoveryServer(node.disk, logger);
@@ -181,7 +219,7 @@ async function rejoinStage(node: BootNode, session: RejoinSession): Promise<bool
   node.statusFile.startRefreshing();
   const port = await recovery.listen(listenAddress(cfg, cfg.recoveryPort), credentials);
   logger.info('recovery server waiting', { port });
-  const unlocked = await raceForDiskKey({ rejoin: rejoiner, recovery, lock, measurementSalt: state.measurementSalt, logger });
+  const unlocked = await raceForDiskKey({ rejoin: rejoiner, recovery, lock, openState, logger });
   // A process that ends stops serving; one that stays resident keeps refusing later calls clearly.
   if (!node.runtime.keepsRecoveryServer) await recovery.close();
   if (unlocked === 'stopped') return false;

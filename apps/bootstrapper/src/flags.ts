@@ -19,6 +19,11 @@ export interface BootstrapperConfig {
   /** PBKDF of the keyslot holding the cluster-derived disk key. */
   stateDiskPbkdf: StateDiskPbkdfPreset;
   /**
+   * The disk-mapper role (docs/adr/0041): format a blank state disk with LUKS2 + dm-integrity, open
+   * it and mount it at <state-root>/run/state; off = header-only (hosts without device-mapper).
+   */
+  mapStateDisk: boolean;
+  /**
    * `file:<path>` (static metadata, with `--node-name`) or an http(s) base URL: the qemu metadata
    * API, or on AWS/Azure/GCP the IMDS / metadata server ('' = the cloud's link-local default).
    */
@@ -69,6 +74,9 @@ Flags (environment in brackets):
   --initial-key <file>           its initial passphrase (default /run/cryptsetup-keys.d/state.key)
   --state-disk-pbkdf <p>         keyslot KDF for the derived disk key: light (argon2id 8 MiB,
                                  ~0.04 s) or benchmarked (cryptsetup's ~2 s / 1 GiB) (default light)
+  --map-state-disk               disk-mapper role: format a blank state disk (LUKS2 + hmac-sha256
+                                 integrity), open and mount it at /run/state; a cluster's disk is
+                                 opened with the rejoin or recovery key (default off: header only)
   --metadata <src>               file:<path>, a qemu metadata API URL (default http://10.42.0.1:8080),
                                  or on AWS/Azure/GCP the IMDS / metadata server URL (default: the
                                  cloud's own)
@@ -111,6 +119,7 @@ const OPTIONS = {
   'state-disk': { type: 'string' },
   'initial-key': { type: 'string' },
   'state-disk-pbkdf': { type: 'string' },
+  'map-state-disk': { type: 'boolean' },
   metadata: { type: 'string' },
   'cloud-api-url': { type: 'string' },
   'node-name': { type: 'string' },
@@ -177,6 +186,7 @@ function nodeSettings(values: FlagValues) {
     stateDisk: values['state-disk'] ?? '/dev/mapper/state',
     initialKeyPath: values['initial-key'] ?? '/run/cryptsetup-keys.d/state.key',
     stateDiskPbkdf: pbkdf as StateDiskPbkdfPreset,
+    mapStateDisk: values['map-state-disk'] ?? false,
     initSystem,
     addresses: values.address,
     joinSourceAddress: joinSource,

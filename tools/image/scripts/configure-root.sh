@@ -3,7 +3,10 @@
 # no login, and nothing that writes to the read-only root at boot.
 set -euo pipefail
 root=${1:?usage: configure-root.sh <root>}
-systemctl --root="$root" enable asterism-bootstrapper.service asterism-state-disk.service asterism-ssh-hostkey.service asterism-pcrs.service systemd-networkd.service systemd-networkd-wait-online.service containerd.service >&2
+systemctl --root="$root" enable asterism-bootstrapper.service asterism-ssh-hostkey.service asterism-pcrs.service systemd-networkd.service systemd-networkd-wait-online.service >&2
+# containerd keeps its data on the state disk: the bootstrapper starts it once the disk is mounted
+# (docs/adr/0041-state-disk-mapper.md), so the package's own enablement is removed.
+systemctl --root="$root" disable containerd.service >&2
 # Also masked: nothing logs in (no getty on the serial console, which carries the boot log) and
 # nothing on a node needs the weekly/daily housekeeping timers, nor the modules and file systems
 # systemd loads for displays, pstore, FUSE, loop devices, debugfs and tracefs (configfs stays: the

@@ -15,6 +15,7 @@ import { readImage } from './disk/image-file.js';
 import { predictCommand } from './predict-command.js';
 import type { Prediction } from './measure/predict.js';
 import { parsePe, sectionData } from './measure/pe.js';
+import { checkStateDisk, INIT_SECRET } from './vm/state-disk-check.js';
 import { TestNode } from './vm/test-node.js';
 import { Vm, vmToolsAvailable } from './vm/vm.js';
 import { VM_ADDRESS } from './vm/vm-network.js';
@@ -66,7 +67,12 @@ describe('node image', { skip }, () => {
     await variant('kernel', join(work, 'kernel.raw'));
   }, { timeout: 60 * 60_000 });
 
-  after(() => rmSync(work, { recursive: true, force: true }));
+  /** The booted base image, shared by the boot test and the state-disk test (one boot sequence in CI). */
+  let node: TestNode | undefined;
+  after(async () => {
+    await node?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
 
   it('predicts PCR 11 as systemd-measure computes it from the UKI sections', async () => {
     const pe = parsePe((await readImage(images.base.path)).uki);
@@ -120,25 +126,26 @@ describe('node image', { skip }, () => {
   it('boots to the bootstrapper waiting for init or join; the quoted PCRs equal the prediction; asterism verify accepts it and refuses another build naming the PCR', TEST_TIMEOUT, async () => {
     const dir = join(work, 'boot-base');
     mkdirSync(dir);
-    const node = await TestNode.start(images.base.path, dir, `asterism-img-${process.pid}`);
-    try {
-      await node.vm.waitForConsole(/"msg":"joining as"/, BOOT_TIMEOUT_MS);
-      const read = await readPcrs(node, images.base.out);
-      console.log(`boot to the bootstrapper's InitServer answering: ${((Date.now() - node.vm.startedAt) / 1000).toFixed(1)} s wall`);
-      assert.equal(read.accepted, true, read.error);
-      for (const p of images.base.prediction.pcrs) assert.equal(read.pcrs[String(p.index)], p.value.toString('hex'), `PCR ${p.index}`);
+    node = await TestNode.start(images.base.path, dir, `asterism-img-${process.pid}`, undefined, INIT_SECRET);
+    await node.vm.waitForConsole(/"msg":"joining as"/, BOOT_TIMEOUT_MS);
+    const read = await readPcrs(node, images.base.out);
+    console.log(`boot to the bootstrapper's InitServer answering: ${((Date.now() - node.vm.startedAt) / 1000).toFixed(1)} s wall`);
+    assert.equal(read.accepted, true, read.error);
+    for (const p of images.base.prediction.pcrs) assert.equal(read.pcrs[String(p.index)], p.value.toString('hex'), `PCR ${p.index}`);
 
-      const ok = await cli(node, ['verify', '--node', `${VM_ADDRESS}:9000`, '--variant', 'qemu-vtpm', '--attestation-config', join(images.base.out, 'attestation-config.json'), '--timeout', '300']);
-      assert.equal(ok.code, 0, ok.stdout + ok.stderr);
-      assert.match(ok.stdout, /accepted/);
-      const refused = await cli(node, ['verify', '--node', `${VM_ADDRESS}:9000`, '--variant', 'qemu-vtpm', '--attestation-config', join(images.cmdline.out, 'attestation-config.json'), '--timeout', '300']);
-      assert.equal(refused.code, 1, refused.stdout + refused.stderr);
-      // The other build differs in its command line: the UKI hash (PCR 4), the kernel's load options (9), the sections (11).
-      assert.match(refused.stdout, /Enforced measurements differ at PCR 4, 9, 11\b/);
-      assert.match(refused.stdout, /refused: measurement validation failed: PCR\[4\] expected [0-9a-f]+… got [0-9a-f]+…/);
-    } finally {
-      await node.stop();
-    }
+    const ok = await cli(node, ['verify', '--node', `${VM_ADDRESS}:9000`, '--variant', 'qemu-vtpm', '--attestation-config', join(images.base.out, 'attestation-config.json'), '--timeout', '300']);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    assert.match(ok.stdout, /accepted/);
+    const refused = await cli(node, ['verify', '--node', `${VM_ADDRESS}:9000`, '--variant', 'qemu-vtpm', '--attestation-config', join(images.cmdline.out, 'attestation-config.json'), '--timeout', '300']);
+    assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+    // The other build differs in its command line: the UKI hash (PCR 4), the kernel's load options (9), the sections (11).
+    assert.match(refused.stdout, /Enforced measurements differ at PCR 4, 9, 11\b/);
+    assert.match(refused.stdout, /refused: measurement validation failed: PCR\[4\] expected [0-9a-f]+… got [0-9a-f]+…/);
+  });
+
+  it('maps the state disk with dm-integrity, re-keys it at init, keeps ciphertext only on the raw disk, and after a reboot opens it only with the right recovery key', TEST_TIMEOUT, async () => {
+    assert.ok(node, 'the boot test started the node');
+    await checkStateDisk(node, images.base.out);
   });
 });
 

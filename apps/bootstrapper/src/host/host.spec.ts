@@ -29,5 +29,9 @@ describe('host facts', () => {
     const tail = await collect(new FileLogSource(path, 4));
     assert.equal(tail.toString(), 'TAIL');
     assert.equal((await collect(new FileLogSource(join(dir, 'missing')))).length, 0);
+    // The node image logs to the journal only: its log source is /dev/null (size 0), which sent a range error to the CLI.
+    assert.equal((await collect(new FileLogSource('/dev/null'))).length, 0);
+    writeFileSync(join(dir, 'empty.log'), '');
+    assert.equal((await collect(new FileLogSource(join(dir, 'empty.log')))).length, 0);
   });
 });

@@ -20,6 +20,8 @@ export class FileLogSource implements LogSource {
     } catch {
       return;
     }
+    // Nothing to send (an empty file, or /dev/null when the node logs only to the journal).
+    if (size === 0) return;
     const start = Math.max(0, size - this.maxBytes);
     for await (const chunk of createReadStream(this.path, { start, end: size - 1 })) yield chunk as Buffer;
   }

@@ -23,16 +23,19 @@ export interface RejoinDeps {
   metadata: MetadataProvider;
   disk: RejoinDisk;
   lock: NodeLock;
-  /** The measurement salt from the node state written at the first join. */
-  measurementSalt: Buffer;
+  /**
+   * Opens the node's state with the disk key the ticket carries (maps and mounts a mapped state
+   * disk, docs/adr/0041) and resolves the measurement salt of the node state written at the first join.
+   */
+  openState(diskKey: Uint8Array): Promise<Buffer>;
   logger: Logger;
 }
 
 /**
  * Rejoin of an already initialised node after a reboot (the reference's disk-mapper rejoin
  * client, done here): IssueRejoinTicket until a joinservice answers, check that the returned key
- * opens the state disk, re-derive the cluster ID from the measurement secret and the stored
- * salt, and mark the node (PCR 15) again. Returns the cluster ID.
+ * opens the state disk, open the node state with it, re-derive the cluster ID from the measurement
+ * secret and the stored salt, and mark the node (PCR 15) again. Returns the cluster ID.
  */
 export class RejoinClient {
   readonly #stop = new AbortController();
@@ -66,7 +69,7 @@ export class RejoinClient {
             // A key that does not open our disk means a different cluster or master secret: never retry into it.
             throw new JoinClientError('TICKET_INVALID', `the rejoin ticket from ${endpoint} carries a disk key that does not open this node's state disk`);
           }
-          const clusterId = deriveClusterId(ticket.measurementSecret, d.measurementSalt);
+          const clusterId = deriveClusterId(ticket.measurementSecret, await d.openState(ticket.stateDiskKey));
           const lock = await d.lock.tryLockOnce(clusterId, 'rejoin');
           d.logger.info('rejoined', { endpoint, joinId, clusterId: clusterId.toString('hex'), lock });
           return clusterId;

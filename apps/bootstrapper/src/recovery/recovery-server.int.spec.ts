@@ -76,7 +76,7 @@ describe('recovery server on a real LUKS2 disk and a real TPM lock', { skip }, (
     const port = await server.listen('127.0.0.1:0', atlsServerCredentials({ issuer: new DummyIssuer(), logger }));
     const lock = new NodeLock(new TpmNodeMarker(() => tpm.client()));
     const rejoin = stalledRejoin();
-    const race = raceForDiskKey({ rejoin, recovery: server, lock, measurementSalt, logger });
+    const race = raceForDiskKey({ rejoin, recovery: server, lock, openState: async () => measurementSalt, logger });
     const pcr15 = async () => (await (await tpm.client()).pcrRead([CLUSTER_ID_PCR], TPM_ALG.SHA256)).get(CLUSTER_ID_PCR)!.toString('hex');
     const headerBefore = await disk.token();
 
@@ -114,7 +114,7 @@ describe('recovery server on a real LUKS2 disk and a real TPM lock', { skip }, (
     const server = new RecoveryServer(disk, logger);
     const port = await server.listen('127.0.0.1:0', atlsServerCredentials({ issuer: new DummyIssuer(), logger }));
     const id = randomBytes(32);
-    const result = await raceForDiskKey({ rejoin: { run: async () => id, stop: () => undefined }, recovery: server, lock: new NodeLock(new TpmNodeMarker(() => tpm.client())), measurementSalt, logger });
+    const result = await raceForDiskKey({ rejoin: { run: async () => id, stop: () => undefined }, recovery: server, lock: new NodeLock(new TpmNodeMarker(() => tpm.client())), openState: async () => measurementSalt, logger });
     assert.deepEqual(result, { by: 'rejoin', clusterId: id });
     const err = await recoverCall(port, { kmsUri: encodeClusterKmsUri(master), storageUri: NO_STORE_URI });
     assert.equal(err?.code, grpc.status.FAILED_PRECONDITION);

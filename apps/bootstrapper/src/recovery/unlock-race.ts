@@ -20,8 +20,8 @@ export interface UnlockRaceDeps {
   rejoin: RejoinPath;
   recovery: RecoveryPath;
   lock: NodeLock;
-  /** The measurement salt from the node state written at the first join. */
-  measurementSalt: Buffer;
+  /** Opens the node's state with the recovered disk key (maps a mapped state disk) and resolves the stored measurement salt. */
+  openState(diskKey: Uint8Array): Promise<Buffer>;
   logger: Logger;
 }
 
@@ -47,7 +47,7 @@ export async function raceForDiskKey(d: UnlockRaceDeps): Promise<UnlockResult> {
   d.rejoin.stop();
   await viaRejoin.catch(() => undefined);
   if (first.r === 'stopped') return 'stopped';
-  const clusterId = deriveClusterId(first.r.measurementSecret, d.measurementSalt);
+  const clusterId = deriveClusterId(first.r.measurementSecret, await d.openState(first.r.stateDiskKey));
   const lock = await d.lock.tryLockOnce(clusterId, 'recovery');
   d.logger.info('recovered', { clusterId: clusterId.toString('hex'), lock });
   return { by: 'recovery', clusterId };

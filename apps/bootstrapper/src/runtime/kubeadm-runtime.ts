@@ -52,7 +52,14 @@ export class KubeadmNodeRuntime implements NodeRuntime {
   }
 
   async reboot(): Promise<void> {
-    if (this.ctx.cfg.initSystem === 'systemd') spawn('systemctl', ['reboot'], { stdio: 'ignore', detached: true }).unref();
+    if (this.ctx.cfg.initSystem !== 'systemd') return;
+    // Wait until systemctl has queued the reboot: when this process exits, systemd stops the rest
+    // of the service's cgroup, and on a TCG VM systemctl took longer than the exit delay to get there.
+    await new Promise<void>((resolve) => {
+      const child = spawn('systemctl', ['reboot'], { stdio: 'ignore' });
+      child.on('exit', () => resolve());
+      child.on('error', () => resolve());
+    });
   }
 
   /** Nothing to supervise here: the node keeps running without this process (idle memory). */

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { truncateSync, writeFileSync } from 'node:fs';
+import { renameSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { WORKSPACE_ROOT } from '@asterism/testing';
@@ -24,13 +24,26 @@ const TSX = join(WORKSPACE_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs');
 export class TestNode {
   private constructor(
     readonly network: VmNetwork,
-    readonly vm: Vm,
+    private current: Vm,
     private readonly metadata: ChildProcess,
     private readonly lock: ClusterLock,
+    /** The raw state disk file attached to the VM (read from the host by the state-disk test). */
+    readonly stateDisk: string,
+    private readonly image: string,
+    private readonly dir: string,
   ) {}
 
-  /** Takes the cluster lock, creates the network and metadata API, then boots `image`; `dir` keeps the logs. */
-  static async start(image: string, dir: string, namespace: string, lockTimeoutMs = 30 * 60_000): Promise<TestNode> {
+  /** The VM of the current boot. */
+  get vm(): Vm {
+    return this.current;
+  }
+
+  /**
+   * Takes the cluster lock, creates the network and metadata API, then boots `image`; `dir` keeps
+   * the logs. `initSecret`: the secret whose hash the metadata API serves (default: a random one
+   * nobody keeps, so the node is never initialised).
+   */
+  static async start(image: string, dir: string, namespace: string, lockTimeoutMs = 30 * 60_000, initSecret = randomBytes(24).toString('base64')): Promise<TestNode> {
     const lock = await ClusterLock.acquire(lockTimeoutMs);
     let network: VmNetwork;
     try {
@@ -43,8 +56,7 @@ export class TestNode {
     try {
       const instances = join(dir, 'instances.json');
       writeFileSync(instances, JSON.stringify([{ Name: 'worker-0', ProviderID: 'qemu:///hostname/worker-0', Role: 'Worker', VPCIP: VM_ADDRESS, SecondaryIPRange: '', AliasIPRanges: null }]));
-      // The hash of a random secret nobody keeps: a test node is never initialised.
-      writeFileSync(join(dir, 'initsecrethash'), bcrypt.hashSync(randomBytes(24).toString('base64'), 4));
+      writeFileSync(join(dir, 'initsecrethash'), bcrypt.hashSync(initSecret, 4));
       const [cmd, args] = network.exec(process.execPath, ['--import', TSX, join(import.meta.dirname, 'metadata-server.ts'), BRIDGE_ADDRESS, String(METADATA_PORT), instances, join(dir, 'initsecrethash')]);
       metadata = spawn(cmd, args, { stdio: 'ignore', cwd: WORKSPACE_ROOT });
       // A blank sparse state disk: the image gives it a LUKS2 header on first boot.
@@ -52,7 +64,7 @@ export class TestNode {
       writeFileSync(stateDisk, '');
       truncateSync(stateDisk, STATE_DISK_BYTES);
       const vm = await Vm.boot({ image, dir, network, stateDisk });
-      return new TestNode(network, vm, metadata, lock);
+      return new TestNode(network, vm, metadata, lock, stateDisk, image, dir);
     } catch (err) {
       metadata?.kill('SIGTERM');
       await network.remove();
@@ -66,9 +78,20 @@ export class TestNode {
     return this.network.exec(command, args);
   }
 
+  /**
+   * After the guest rebooted (QEMU runs with -no-reboot, so it exited): boots the same image with
+   * the same state disk, vTPM state and network again. The earlier console is kept as console-<n>.log.
+   */
+  async bootAgain(): Promise<Vm> {
+    await this.current.stop();
+    renameSync(join(this.dir, 'console.log'), join(this.dir, `console-${Date.now()}.log`));
+    this.current = await Vm.boot({ image: this.image, dir: this.dir, network: this.network, stateDisk: this.stateDisk });
+    return this.current;
+  }
+
   /** Stops the VM, its vTPM and the metadata API, and deletes the network namespace. */
   async stop(): Promise<void> {
-    await this.vm.stop();
+    await this.current.stop();
     this.metadata.kill('SIGTERM');
     await this.network.remove();
     this.lock.release();
