@@ -1,5 +1,6 @@
-import { FlagError, intFlag as int, parseGoFlags } from '@asterism/service-runtime';
 import { Variant } from '@asterism/attestation';
+import { FlagError, intFlag as int, parseGoFlags } from '@asterism/service-runtime';
+import { parseSourceFlags, SOURCE_FLAG_OPTIONS, sourceFlagsUsage, type ValidatorSourceConfig } from '@asterism/validator-sources';
 
 /** The monitor's configuration, from flags (docs/protocol/continuous-attestation.md). */
 export interface MonitorConfig {
@@ -22,6 +23,8 @@ export interface MonitorConfig {
   identity: string;
   metricsPort: number;
   verbosity: number;
+  /** The variant and the validators' outside sources (collateral caches, cloud APIs), as the joinservice's. */
+  sources: ValidatorSourceConfig;
 }
 
 export const USAGE = `Usage: attestation-monitor [flags]
@@ -47,8 +50,13 @@ Flags:
   --identity <name>             this replica in the Lease (default $POD_NAME or the host name)
   --kubeconfig <file>           out-of-cluster kubeconfig (default: in-cluster)
   --metrics-port <n>            Prometheus /metrics, -1 = off (default 9206)
+  --cloud-api-url <url>         aws: EC2 API base URL instead of the real one (a local emulator)
+${sourceFlagsUsage(32)}
   -v <n>                        log verbosity (default 0)
-  -h, --help                    show this help`;
+  -h, --help                    show this help
+
+Give the collateral flags the joinservice's values: both use the collateral caches kept in
+kube-system ConfigMaps, so a node is judged with the same collateral at join and afterwards.`;
 
 /** Parses a 32-byte cluster ID given as 64 hex digits or base64. */
 export function parseClusterIdFlag(text: string): Buffer {
@@ -64,6 +72,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env,
   const v = parseGoFlags(argv, {
     variant: s, interval: s, jitter: s, grace: s, timeout: s, concurrency: s, 'verify-port': s, 'key-service-endpoint': s,
     'cluster-id': s, namespace: s, lease: s, identity: s, kubeconfig: s, 'metrics-port': s, v: s,
+    ...SOURCE_FLAG_OPTIONS,
     help: { type: 'boolean', short: 'h' },
   });
   if (v.help) return null;
@@ -90,5 +99,6 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env,
     identity: v.identity ?? env.POD_NAME ?? hostname,
     metricsPort: int('metrics-port', v['metrics-port'], 9206, -1, 65535),
     verbosity: int('v', v.v, 0, -10, 10),
+    sources: parseSourceFlags(variant, v),
   };
 }

@@ -1,20 +1,23 @@
 #!/usr/bin/env node
 /**
  * attestation-monitor entry point (docs/protocol/continuous-attestation.md): flags -> Kubernetes
- * clients -> cluster ID (given, or derived through the keyservice) -> monitor (join-config inputs,
- * node checker, Node status, quarantine) -> Lease election loop + metrics -> SIGTERM.
+ * clients -> cluster ID (given, or derived through the keyservice) -> the validator's outside sources
+ * (collateral caches, as the joinservice's) -> monitor (join-config inputs, node checker, Node
+ * status, quarantine) -> Lease election loop + metrics -> SIGTERM.
  */
 import * as grpc from '@grpc/grpc-js';
 import * as k8s from '@kubernetes/client-node';
 import { clientsFromKubeconfigFile, clientsInCluster, type KubeClients } from '@asterism/k8s';
 import { createLogger, levelFromVerbosity, type Logger } from '@asterism/logger';
-import { AttestationMonitor, BoundDisks, DenyListStore, endpointOf, GrpcAttestationSource, MonitorMetrics, NodeChecker, NodeStatusWriter, Quarantine, runningNodeValidator } from '@asterism/node-attestation';
+import { AttestationMonitor, BoundDisks, DenyListStore, endpointOf, GrpcAttestationSource, MonitorMetrics, NodeChecker, NodeStatusWriter, Quarantine } from '@asterism/node-attestation';
 import { kms } from '@asterism/proto';
 import { fromStatus, handleShutdownSignals, parseFlagsOrExit, ServiceMetrics } from '@asterism/service-runtime';
+import { CollateralCounts, registerCollateralMetrics } from '@asterism/validator-sources';
 import { parseFlags, USAGE, type MonitorConfig } from './flags.js';
 import { deriveClusterIdFrom, JoinConfigInputs, type DataKeySource } from './inputs.js';
 import { DEFAULT_LEASE_TIMING, LeaseElector } from './lease-elector.js';
 import { MonitorLoop } from './monitor-loop.js';
+import { monitorValidatorFactory } from './validator.js';
 
 /** The keyservice's GetDataKey over plaintext gRPC (cluster-internal), one call. */
 function keyService(endpoint: string, timeoutMs: number): DataKeySource & { close(): void } {
@@ -56,13 +59,16 @@ async function main(): Promise<void> {
   logger.info('cluster ID known', { clusterId: id.toString('base64') });
   const service = new ServiceMetrics('attestation_monitor');
   const metrics = new MonitorMetrics(service.registry);
+  const collateralCounts = new CollateralCounts();
+  registerCollateralMetrics(service.registry, 'attestation_monitor', collateralCounts);
+  const buildValidator = await monitorValidatorFactory({ sources: cfg.sources, clients, logger, collateralCounts });
   const status = new NodeStatusWriter(clients.core);
   const monitor = new AttestationMonitor({
     inputs,
     nodes: status,
     quarantine: new Quarantine(status, new DenyListStore(clients.core), new BoundDisks(clients.core)),
     checker: new NodeChecker({ source: new GrpcAttestationSource(), clusterId: id, timeoutMs: cfg.timeoutMs }),
-    buildValidator: runningNodeValidator(cfg.variant, logger),
+    buildValidator,
     endpointOf: endpointOf(cfg.verifyPort),
     metrics,
     logger,

@@ -1,11 +1,12 @@
-import { AttestationError, parseTcbStatuses, Variant, type CloudProvider, type TcbVerdictStatus, type UpcomingTcbMinimum } from '@asterism/attestation';
+import { Variant, type CloudProvider } from '@asterism/attestation';
 import { FlagError, intFlag as int, parseGoFlags } from '@asterism/service-runtime';
+import { parseSourceFlags, SOURCE_FLAG_OPTIONS, sourceFlagsUsage, type ValidatorSourceConfig } from '@asterism/validator-sources';
 
 /** Joinservice configuration: the reference's flags (docs/protocol/join-ticket.md) plus Asterism's paths and ports. */
-export interface JoinServiceConfig {
+export interface JoinServiceConfig extends ValidatorSourceConfig {
   cloudProvider: CloudProvider;
   keyServiceEndpoint: string;
-  variant: Variant;
+  readonly variant: Variant;
   verbosity: number;
   host: string;
   port: number;
@@ -22,27 +23,13 @@ export interface JoinServiceConfig {
   apiServerEndpoint: string | undefined;
   /** Base URL of the metadata service: qemu metadata API, or the cloud's IMDS / metadata server (tests). */
   metadataUrl: string | undefined;
-  /** Base URL of the cloud API (EC2/ELBv2, ARM, Compute Engine) instead of the real one (tests). */
-  cloudApiUrl: string | undefined;
   /** Token-bucket rate limit per peer host. */
   ratePerSecond: number;
   rateBurst: number;
-  /** Never contact vendor collateral services (Intel PCS, AMD KDS); serve persisted or configured collateral only. */
-  collateralOffline: boolean;
   /** `strict` (default): identity bound to attestation (docs/adr/0008); `off`: the reference's behaviour. */
   identityBinding: IdentityBindingMode;
   /** The local cluster's metadata file (peer names and roles by IP) instead of the qemu metadata API. */
   metadataFile: string | undefined;
-  /** AMD KDS base URL for SEV-SNP collateral (mirrors, tests); undefined = AMD's. */
-  amdKdsUrl: string | undefined;
-  /** Intel PCS base URL for TDX collateral (a caching service, mirrors, tests); undefined = Intel's. */
-  intelPcsUrl: string | undefined;
-  /** Intel SGX Root CA CRL URL (mirrors, tests); undefined = Intel's distribution point. */
-  intelRootCrlUrl: string | undefined;
-  /** TDX: TCB statuses the validators accept (docs/protocol/tdx-dcap.md); undefined = the default set. */
-  tdxAcceptedTcbStatuses: TcbVerdictStatus[] | undefined;
-  /** SEV-SNP: a minimum TCB that takes effect at a date (warned about 30 days before, then enforced). */
-  snpUpcomingMinimumTcb: UpcomingTcbMinimum | undefined;
 }
 
 /** Values of `--identity-binding`. */
@@ -82,18 +69,7 @@ Asterism flags:
                                behaviour (any attested node gets what it asks for). docs/adr/0008
   --metadata-file <file>       peer names/roles from the local cluster's metadata file (instances[])
                                instead of the qemu metadata API (--metadata-url)
-  --collateral-offline         TDX/SEV-SNP: use only collateral persisted in ConfigMaps (or configured), never Intel PCS / AMD KDS
-  --amd-kds-url <url>          SEV-SNP: AMD KDS base URL (default AMD's; a mirror or a local replay)
-  --intel-pcs-url <url>        TDX: Intel PCS base URL (default Intel's; a caching service with the
-                               same paths, a mirror or a local replay)
-  --intel-root-crl-url <url>   TDX: Intel SGX Root CA CRL URL (default Intel's distribution point)
-  --tdx-accepted-tcb-statuses <list>
-                               TDX: comma-separated TCB statuses that pass (must include UpToDate,
-                               never Revoked; default UpToDate,SWHardeningNeeded,ConfigurationNeeded,
-                               ConfigurationAndSWHardeningNeeded)
-  --snp-upcoming-minimum-tcb <bl.tee.snp.ucode@YYYY-MM-DD>
-                               SEV-SNP: minimum TCB from that date (UTC); nodes below it are warned
-                               about (log + joinservice_snp_refusal_risks_total) 30 days before
+${sourceFlagsUsage(31)}
   -h, --help                   show this help
 
 The attestation config file is re-read whenever it changes (ConfigMap updates included); in-flight
@@ -118,17 +94,11 @@ const OPTIONS = {
   kubeconfig: { type: 'string' },
   'api-server-endpoint': { type: 'string' },
   'metadata-url': { type: 'string' },
-  'cloud-api-url': { type: 'string' },
   'rate-limit': { type: 'string' },
   'rate-burst': { type: 'string' },
-  'collateral-offline': { type: 'boolean' },
   'identity-binding': { type: 'string' },
   'metadata-file': { type: 'string' },
-  'amd-kds-url': { type: 'string' },
-  'intel-pcs-url': { type: 'string' },
-  'intel-root-crl-url': { type: 'string' },
-  'tdx-accepted-tcb-statuses': { type: 'string' },
-  'snp-upcoming-minimum-tcb': { type: 'string' },
+  ...SOURCE_FLAG_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -144,13 +114,14 @@ export function parseFlags(argv: string[]): JoinServiceConfig | null {
   const values = readValues(argv);
   if (values.help) return null;
   // Groups run in this order so the first invalid flag reported stays the same.
+  const provider = providerAndVariant(values);
   return {
-    ...providerAndVariant(values),
+    ...provider,
     ...endpoints(values),
     identityBinding: identityBindingMode(values['identity-binding']),
     ...listenAndPaths(values),
     ...limits(values),
-    ...collateral(values),
+    ...parseSourceFlags(provider.variant, values),
   };
 }
 
@@ -169,17 +140,14 @@ function providerAndVariant(values: FlagValues): Pick<JoinServiceConfig, 'cloudP
   }
 }
 
-function endpoints(values: FlagValues): Pick<JoinServiceConfig, 'apiServerEndpoint' | 'metadataUrl' | 'cloudApiUrl' | 'keyServiceEndpoint'> {
+function endpoints(values: FlagValues): Pick<JoinServiceConfig, 'apiServerEndpoint' | 'metadataUrl' | 'keyServiceEndpoint'> {
   const endpoint = values['api-server-endpoint'];
   if (endpoint !== undefined && !/^[^\s:]+:\d{1,5}$/.test(endpoint)) throw new FlagError(`invalid --api-server-endpoint "${endpoint}": want host:port`);
-  for (const flag of ['metadata-url', 'cloud-api-url'] as const) {
-    const v = values[flag];
-    if (v !== undefined && !/^https?:\/\/[^\s]+$/.test(v)) throw new FlagError(`invalid --${flag} "${v}": want an http(s) URL`);
-  }
+  const metadataUrl = values['metadata-url'];
+  if (metadataUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(metadataUrl)) throw new FlagError(`invalid --metadata-url "${metadataUrl}": want an http(s) URL`);
   return {
     apiServerEndpoint: endpoint,
-    metadataUrl: values['metadata-url'],
-    cloudApiUrl: values['cloud-api-url'],
+    metadataUrl,
     keyServiceEndpoint: values['key-service-endpoint'] ?? 'key-service.kube-system:9000',
   };
 }
@@ -209,44 +177,4 @@ function limits(values: FlagValues): Pick<JoinServiceConfig, 'ratePerSecond' | '
     ratePerSecond: int('rate-limit', values['rate-limit'], 5, 1, 100_000),
     rateBurst: int('rate-burst', values['rate-burst'], 20, 1, 100_000),
   };
-}
-
-function collateral(values: FlagValues): Pick<JoinServiceConfig, 'collateralOffline' | 'amdKdsUrl' | 'intelPcsUrl' | 'intelRootCrlUrl' | 'tdxAcceptedTcbStatuses' | 'snpUpcomingMinimumTcb'> {
-  return {
-    collateralOffline: values['collateral-offline'] === true,
-    amdKdsUrl: serviceUrl('amd-kds-url', values['amd-kds-url']),
-    intelPcsUrl: serviceUrl('intel-pcs-url', values['intel-pcs-url']),
-    intelRootCrlUrl: serviceUrl('intel-root-crl-url', values['intel-root-crl-url']),
-    tdxAcceptedTcbStatuses: tcbStatuses(values['tdx-accepted-tcb-statuses']),
-    snpUpcomingMinimumTcb: upcomingTcb(values['snp-upcoming-minimum-tcb']),
-  };
-}
-
-/** A vendor service URL flag: http(s), no trailing slash. */
-function serviceUrl(flag: string, raw: string | undefined): string | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(raw)) throw new FlagError(`invalid --${flag} "${raw}": want an http(s) URL`);
-  return raw.replace(/\/$/, '');
-}
-
-function tcbStatuses(raw: string | undefined): TcbVerdictStatus[] | undefined {
-  if (raw === undefined) return undefined;
-  try {
-    return parseTcbStatuses(raw);
-  } catch (err) {
-    if (err instanceof AttestationError) throw new FlagError(`invalid --tdx-accepted-tcb-statuses: ${err.message}`);
-    throw err;
-  }
-}
-
-function upcomingTcb(raw: string | undefined): UpcomingTcbMinimum | undefined {
-  if (raw === undefined) return undefined;
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})@(\d{4}-\d{2}-\d{2})$/.exec(raw);
-  const effectiveAt = m ? new Date(`${m[5]}T00:00:00Z`) : undefined;
-  const parts = m ? m.slice(1, 5).map(Number) : [];
-  if (!m || !effectiveAt || Number.isNaN(effectiveAt.getTime()) || effectiveAt.toISOString().slice(0, 10) !== m[5] || parts.some((n) => n > 255)) {
-    throw new FlagError(`invalid --snp-upcoming-minimum-tcb "${raw}": want bootloader.tee.snp.microcode@YYYY-MM-DD, each version 0-255`);
-  }
-  const [bootloader, tee, snp, microcode] = parts as [number, number, number, number];
-  return { tcb: { bootloader, tee, snp, microcode }, effectiveAt };
 }

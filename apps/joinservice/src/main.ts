@@ -28,7 +28,6 @@ import { CachedDenyList, DenyListStore } from '@asterism/node-attestation';
 import { handleShutdownSignals, parseFlagsOrExit } from '@asterism/service-runtime';
 import { ConfigWatcher } from './attestation/config-watcher.js';
 import { UpdatableValidator } from './attestation/updatable-validator.js';
-import { CollateralCounts } from './certcache/snp-collateral.js';
 import { parseFlags, USAGE, type JoinServiceConfig } from './flags.js';
 import { MetadataPeerDirectory } from './identity/peer-directory.js';
 import { KeyServiceClient } from './keyservice-client.js';
@@ -37,7 +36,7 @@ import { ClusterConfigurationSans, ControlPlaneFilesReader } from './kubernetes/
 import { KubeletCa } from './kubernetes/kubelet-ca.js';
 import { startJoinService, type JoinServiceOptions, type RunningJoinService } from './service.js';
 import { EmergencySshCa } from './ssh/emergency-ssh-ca.js';
-import { validatorDependencies } from './validator-sources.js';
+import { CollateralCounts, validatorDependencies } from '@asterism/validator-sources';
 
 /** A startup step failed: logged, exit 1 (the reference's behaviour for every step). */
 class StartupError extends Error {}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
-import { CollateralCounts } from './certcache/snp-collateral.js';
+import { CollateralCounts } from '@asterism/validator-sources';
 import { JoinMetrics } from './metrics.js';
 
 describe('JoinMetrics', () => {

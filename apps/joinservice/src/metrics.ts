@@ -1,4 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { registerCollateralMetrics, type CollateralCountsView } from '@asterism/validator-sources';
 
 /** Join-specific Prometheus metrics (next to the generic gRPC ones of ServiceMetrics). */
 export class JoinMetrics {
@@ -58,37 +59,8 @@ export class JoinMetrics {
     });
   }
 
-  /**
-   * Exposes collateral cache lookups (hit/miss) and remote fetches (ok/failed/invalid) per cache
-   * as `joinservice_collateral_lookups_total{cache,outcome}` and
-   * `joinservice_collateral_fetches_total{cache,outcome}`, and SEV-SNP early refusal warnings as
-   * `joinservice_snp_refusal_risks_total{kind,subject}`, read at scrape time.
-   */
-  observeCollateral(counts: { readonly lookups: ReadonlyMap<string, number>; readonly fetches: ReadonlyMap<string, number>; readonly risks: ReadonlyMap<string, number> }): void {
-    const counter = (name: string, help: string, source: ReadonlyMap<string, number>, labels: [string, string] = ['cache', 'outcome']) => {
-      const seen = new Map<string, number>();
-      new Counter({
-        name,
-        help,
-        labelNames: labels,
-        registers: [this.#registry],
-        collect() {
-          for (const [key, total] of source) {
-            const delta = total - (seen.get(key) ?? 0);
-            const [a = '', b = ''] = key.split('\u0000');
-            if (delta > 0) this.inc({ [labels[0]]: a, [labels[1]]: b }, delta);
-            seen.set(key, total);
-          }
-        },
-      });
-    };
-    counter('joinservice_collateral_lookups_total', 'Collateral cache lookups by cache (sev-snp-vcek, sev-snp-cert-chain, tdx-pcs) and outcome (hit: no remote service needed, miss).', counts.lookups);
-    counter('joinservice_collateral_fetches_total', 'Remote collateral fetches (AMD KDS, Intel PCS) by cache and outcome (ok, failed, invalid).', counts.fetches);
-    counter(
-      'joinservice_snp_refusal_risks_total',
-      'Validations of SEV-SNP nodes that will be refused soon, by kind (certificate-expiry, tcb-minimum) and subject (VCEK, ASK, ARK, REPORTED_TCB, ...).',
-      counts.risks,
-      ['kind', 'subject'],
-    );
+  /** Exposes collateral cache counters as `joinservice_collateral_*_total` and `joinservice_snp_refusal_risks_total` (collateral-metrics in libs/validator-sources). */
+  observeCollateral(counts: CollateralCountsView): void {
+    registerCollateralMetrics(this.#registry, 'joinservice', counts);
   }
 }

@@ -4,7 +4,7 @@ import type { Logger } from '@asterism/logger';
 import { join } from '@asterism/proto';
 import { GrpcServer, PeerRateLimiter, ServiceMetrics, type MetricsEndpoint } from '@asterism/service-runtime';
 import { JoinServer } from './join-server.js';
-import type { CollateralCounts } from './certcache/snp-collateral.js';
+import type { CollateralCounts } from '@asterism/validator-sources';
 import { JoinMetrics } from './metrics.js';
 import { TicketIssuer, type TicketIssuerDeps } from './ticket/ticket-issuer.js';
 import { MeteredValidator } from './attestation/metered-validator.js';

@@ -2,7 +2,7 @@
  * The one place the CLI builds validators (`asterism init`, `verify`, `recover`): the variant's
  * validator from the variant table (libs/attestation; docs/adr/0035-variant-descriptor-table.md)
  * with the outside sources its descriptor names, built the way an operator's machine can
- * (the joinservice builds the same kinds for a cluster: apps/joinservice/src/validator-sources.ts):
+ * (the joinservice and the monitor build the same kinds for a cluster: libs/validator-sources):
  * - ak-ca-issuers: the HTTP fetcher for the AK chain's "CA Issuers" links the document lacks
  *   (docs/protocol/cloud-vtpm-variants.md §2.3); chains still end in the configured root;
  * - ec2-images: EC2 DescribeImages through the AWS SDK client of libs/metadata with the SDK's

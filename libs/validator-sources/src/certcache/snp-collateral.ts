@@ -12,13 +12,13 @@ import type { Logger } from '@asterism/logger';
 import { CertCacheError, type CertCache } from './cert-cache.js';
 
 /**
- * Collateral lookups and fetches counted by cache and outcome; the joinservice exposes them as
- * Prometheus counters read at scrape time (`joinservice_collateral_*_total`).
+ * Collateral lookups and fetches counted by cache and outcome; services expose them as
+ * Prometheus counters read at scrape time (`<service>_collateral_*_total`, collateral-metrics.ts).
  */
 export class CollateralCounts implements CollateralMetrics {
   readonly lookups = new Map<string, number>();
   readonly fetches = new Map<string, number>();
-  /** SEV-SNP early refusal warnings by kind and subject (`joinservice_snp_refusal_risks_total`). */
+  /** SEV-SNP early refusal warnings by kind and subject (`<service>_snp_refusal_risks_total`). */
   readonly risks = new Map<string, number>();
 
   lookup(cache: string, outcome: CollateralLookupOutcome): void {
@@ -38,7 +38,7 @@ function bump(m: Map<string, number>, k: string): void {
   m.set(k, (m.get(k) ?? 0) + 1);
 }
 
-/** What {@link snpValidatorDependencies} needs from the joinservice. */
+/** What {@link snpValidatorDependencies} needs from the service building it. */
 export interface SnpDependencySources {
   /** Which KDS chain the certificate cache keeps (the variant descriptor's `amdSigner`); none = no cache. */
   readonly signer?: 'vcek' | 'vlek';
@@ -58,7 +58,7 @@ export interface SnpDependencySources {
 /**
  * The process-wide dependencies of the SNP validators: one KDS collateral cache (VCEKs by chip id
  * and TCB, ASK/ASVK chains) persisted in ConfigMaps, the ASK/ASVK of the `sev-snp-cert-cache`
- * ConfigMap as signing keys known without KDS (the `amd-kds` source of ../validator-sources.ts;
+ * ConfigMap as signing keys known without KDS (the `amd-kds` source of ../sources.ts;
  * MAA and the GCE identity are sources of their own). An unreachable KDS at start-up is a warning, not a failure: collateral seen before is
  * persisted, and anything else is fetched (bounded by the handshake) when a node needs it.
  */

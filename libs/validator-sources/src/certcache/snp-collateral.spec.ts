@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { MemoryCollateralStore, SnpCollateral, variantDescriptor } from '@asterism/attestation';
+import { MemoryCollateralStore, SnpCollateral, Variant, variantDescriptor } from '@asterism/attestation';
 import type { KubeClients } from '@asterism/k8s';
 import { createLogger } from '@asterism/logger';
 import { CertCacheError, type AmdCertChain } from './cert-cache.js';
-import { parseFlags } from '../flags.js';
-import { buildSource } from '../validator-sources.js';
+import { parseSourceFlags } from '../source-flags.js';
+import { buildSource } from '../sources.js';
 import { CollateralCounts, snpValidatorDependencies } from './snp-collateral.js';
 
 const ASK = '-----BEGIN CERTIFICATE-----\nASK\n-----END CERTIFICATE-----\n';
@@ -36,7 +36,7 @@ function sources(variant: string, load: (signer: 'vcek' | 'vlek') => Promise<Amd
  */
 async function snpDependencies(variant: string, s: Parameters<typeof snpValidatorDependencies>[0]) {
   const kds = await snpValidatorDependencies(s);
-  const w = { cfg: parseFlags(['--cloud-provider', 'qemu', '--attestation-variant', variant])!, logger: s.logger, clients: {} as KubeClients, collateralCounts: new CollateralCounts(), step: async <T>(_w: string, fn: () => Promise<T> | T) => fn() };
+  const w = { cfg: parseSourceFlags(Variant.fromString(variant), {}), logger: s.logger, clients: {} as KubeClients, collateralCounts: new CollateralCounts(), step: async <T>(_w: string, fn: () => Promise<T> | T) => fn() };
   const others = variantDescriptor(variant).sources.filter((k) => k !== 'amd-kds');
   let snp = kds;
   for (const kind of others) snp = { ...snp, ...(await buildSource(kind, w)).snp };

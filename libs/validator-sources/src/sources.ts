@@ -1,8 +1,9 @@
 /**
- * The outside sources of the joinservice's validators (docs/adr/0035-variant-descriptor-table.md):
- * the variant's descriptor names the kinds it needs, and this module builds each kind once for the
+ * The outside sources of a service's validators (docs/adr/0035-variant-descriptor-table.md): the
+ * variant's descriptor names the kinds it needs, and this module builds each kind once for the
  * process — the SEV-SNP KDS and certificate caches, MAA, the GCE identity, the TDX collateral
- * cache, the AK chain fetcher, EC2 DescribeImages. They outlive config reloads.
+ * cache, the AK chain fetcher, EC2 DescribeImages. They outlive config reloads. The joinservice
+ * and the attestation monitor build theirs here, so both judge a node with the same collateral.
  */
 import {
   CachedTdxCollateralSource,
@@ -24,11 +25,11 @@ import { CertCache } from './certcache/cert-cache.js';
 import { ConfigMapCollateralStore } from './certcache/collateral-store.js';
 import { HttpKdsChainSource } from './certcache/kds-client.js';
 import { snpValidatorDependencies, type CollateralCounts } from './certcache/snp-collateral.js';
-import type { JoinServiceConfig } from './flags.js';
+import type { ValidatorSourceConfig } from './source-flags.js';
 
 /** What the sources are built from, and how a start-up step reports failure (logged, then exit). */
 export interface SourceWiring {
-  readonly cfg: JoinServiceConfig;
+  readonly cfg: ValidatorSourceConfig;
   readonly logger: Logger;
   readonly clients: KubeClients;
   readonly collateralCounts: CollateralCounts;
@@ -80,7 +81,7 @@ const intelPcs: SourceBuilder = async ({ cfg, clients, logger, collateralCounts,
   return { tdx: { collateral: new CachedTdxCollateralSource(cache), ...(cfg.tdxAcceptedTcbStatuses ? { acceptedTcbStatuses: cfg.tdxAcceptedTcbStatuses } : {}) } };
 };
 
-/** Each kind of source as the joinservice provides it. */
+/** Each kind of source as a cluster service provides it. */
 const SOURCES: Readonly<Record<ValidatorSourceKind, SourceBuilder>> = {
   'amd-kds': amdKds,
   // azure-sev-snp with MAAFallback: MAA token verification.

@@ -1,23 +1,23 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { registerVariant, validatorFromConfigJson } from '@asterism/attestation';
+import { registerVariant, validatorFromConfigJson, Variant } from '@asterism/attestation';
 import { secondDummyVariant } from '@asterism/attestation/testing';
 import type { KubeClients } from '@asterism/k8s';
 import { createNopLogger } from '@asterism/logger';
 import { CollateralCounts } from './certcache/snp-collateral.js';
-import { parseFlags } from './flags.js';
-import { validatorDependencies, type SourceWiring } from './validator-sources.js';
+import { parseSourceFlags } from './source-flags.js';
+import { validatorDependencies, type SourceWiring } from './sources.js';
 
 /** Wiring for the sources that need no cluster (the Kubernetes clients are never touched by them). */
 const wiring = (variant: string): SourceWiring => ({
-  cfg: parseFlags(['--cloud-provider', 'qemu', '--attestation-variant', variant])!,
+  cfg: parseSourceFlags(Variant.fromString(variant), {}),
   logger: createNopLogger(),
   clients: {} as KubeClients,
   collateralCounts: new CollateralCounts(),
   step: async (_what, fn) => fn(),
 });
 
-describe('validator sources of the joinservice', () => {
+describe('validator sources', () => {
   const cases: Array<[variant: string, slots: string[]]> = [
     ['qemu-vtpm', []],
     ['dummy', []],
