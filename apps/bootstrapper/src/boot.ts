@@ -22,8 +22,10 @@ import { OsHostInfo } from './host/host-info.js';
 import { FileLogSource } from './host/log-source.js';
 import { InitFlow } from './initserver/init-flow.js';
 import { InitServer } from './initserver/init-server.js';
+import type { ClusterInitializer } from './initserver/ports.js';
 import { AtlsJoinServiceDialer } from './joinclient/atls-dialer.js';
 import { JoinClient } from './joinclient/join-client.js';
+import type { ClusterJoiner } from './joinclient/ports.js';
 import { TcpReadinessProbe } from './joinclient/readiness-probe.js';
 import { RejoinClient } from './joinclient/rejoin-client.js';
 import { metadataFor } from './metadata-source.js';
@@ -107,7 +109,7 @@ export async function bootNode(config: BootstrapperConfig, runtimeFor: NodeRunti
     initServer: (cleaner) => initServerStage(node, cleaner),
     joinClient: (cleaner) =>
       new JoinClient(
-        { ...pick(node, 'lock', 'dialer', 'metadata', 'disk', 'files', 'host', 'hostKey', 'logger'), csr: new KubeletCsrGenerator(), probe: new TcpReadinessProbe(), cluster: node.runtime.joiner, onLocked: () => cleaner.clean(), onReachable: (at) => void node.status({ phase: 'waiting', joinServiceReachableAt: at.toISOString() }) },
+        { ...pick(node, 'lock', 'dialer', 'metadata', 'disk', 'files', 'host', 'hostKey', 'logger'), csr: new KubeletCsrGenerator(), probe: new TcpReadinessProbe(), cluster: joinerAfterDisk(node), onLocked: () => cleaner.clean(), onReachable: (at) => void node.status({ phase: 'waiting', joinServiceReachableAt: at.toISOString() }) },
         { joinServicePort: node.cfg.joinServicePort },
       ),
   });
@@ -176,6 +178,29 @@ async function nodeCondition(node: BootNode): Promise<NodeCondition> {
   return detectNodeCondition(node.platform.mark, node.disk, node.files.resolve(NODE_STATE_PATH));
 }
 
+/** The runtime's cluster init, started only once the state disk's services (containerd) are active (docs/adr/0041-state-disk-mapper.md). */
+function initializerAfterDisk(node: BootNode): ClusterInitializer {
+  const { initializer } = node.runtime;
+  return {
+    initCluster: async (req, signal) => {
+      await node.mapper?.servicesReady();
+      return initializer.initCluster(req, signal);
+    },
+    ...(initializer.startServices ? { startServices: (signal?: AbortSignal) => initializer.startServices!(signal) } : {}),
+  };
+}
+
+/** The runtime's cluster join, started only once the state disk's services (containerd) are active. */
+function joinerAfterDisk(node: BootNode): ClusterJoiner {
+  const { joiner } = node.runtime;
+  return {
+    joinCluster: async (req, signal) => {
+      await node.mapper?.servicesReady();
+      return joiner.joinCluster(req, signal);
+    },
+  };
+}
+
 /** Reboot policy: the runtime asks for the reboot (systemd) or stops what it supervises; the process exits with EXIT_REBOOT. */
 function nodeControl(node: BootNode, onReboot: () => void): NodeControl {
   const { logger } = node;
@@ -234,7 +259,7 @@ async function initServerStage(node: BootNode, cleaner: Cleaner): Promise<InitSe
     ...pick(node, 'lock', 'disk', 'files', 'host', 'logger'),
     initSecretHash: await node.metadata.initSecretHash(),
     ssh: new EmergencySshSetup(node.files, node.hostKey),
-    cluster: node.runtime.initializer,
+    cluster: initializerAfterDisk(node),
     identity: { read: (signal) => readNodeIdentity(node.metadata, signal) },
     diskBinding: new InitDiskBinder({ issuer: node.issuer, storeFor: async (kc) => (await import('./node-identity/cluster-binding-store.js')).clusterBindingStore(kc), logger }),
     onLocked: () => cleaner.clean(),

@@ -70,6 +70,19 @@ export class StateDiskMapper {
     private readonly cmd: MapperCommands = REAL_MAPPER_COMMANDS,
   ) {}
 
+  /** The start of the services on the disk (containerd); on a freshly formatted disk it runs in the background. */
+  private servicesStarted: Promise<void> = Promise.resolve();
+
+  /**
+   * Resolves once the services whose data live on the disk are active, and rejects with
+   * STATE_DISK_SETUP_FAILED when one is not. After a format, prepare() returns while containerd
+   * still starts (seconds under TCG that init or join does not need yet): whatever runs containers
+   * (kubeadm, the component installer) awaits this first (docs/adr/0041-state-disk-mapper.md).
+   */
+  servicesReady(): Promise<void> {
+    return this.servicesStarted;
+  }
+
   /** The opened disk's block device. */
   get mappedDevice(): string {
     return `/dev/mapper/${this.cfg.mappingName}`;
@@ -153,7 +166,7 @@ export class StateDiskMapper {
     // luksFormat wiped the device (every sector has a valid tag and reads as zeros): nothing to discard (docs/adr/0041).
     await this.cmd.run('mkfs.ext4', ['-q', '-L', 'state', '-E', 'nodiscard', this.mappedDevice]);
     const t3 = Date.now();
-    await this.mount();
+    await this.mount('background');
     const uuid = (await this.cmd.cryptsetup({ args: ['luksUUID', this.cfg.device] })).trim();
     this.logger.info('state disk formatted', { device: this.cfg.device, uuid, integrity: 'hmac-sha256', formatMs: t1 - t0, openMs: t2 - t1, mkfsMs: t3 - t2, mountMs: Date.now() - t3 });
   }
@@ -161,9 +174,10 @@ export class StateDiskMapper {
   /**
    * Mounts the file system at the mount point (what tmpfs held there before, e.g. this boot's SSH
    * host key, is carried over), binds the listed folders from it, logs the device-mapper targets,
-   * and starts the services that keep their data on it.
+   * and starts the services that keep their data on it: awaited, or (`background`, a fresh disk)
+   * left to servicesReady().
    */
-  private async mount(): Promise<void> {
+  private async mount(services: 'await' | 'background' = 'await'): Promise<void> {
     const { mountPoint } = this.cfg;
     if (!(await this.isMounted(mountPoint))) {
       await mkdir(mountPoint, { recursive: true });
@@ -191,7 +205,10 @@ export class StateDiskMapper {
       await this.cmd.run('mount', ['--bind', source, target]);
     }
     await this.logTable();
-    await this.startServices();
+    this.servicesStarted = this.startServices();
+    if (services === 'await') return this.servicesStarted;
+    // Observed here so a failure is logged at once; servicesReady() hands the same rejection to init or join.
+    this.servicesStarted.catch((err: unknown) => this.logger.error('state disk service failed to start', { err }));
   }
 
   /** Starts the services whose data live on the disk; a unit whose condition skipped it (disk not bound) is an error. */
