@@ -1,0 +1,58 @@
+/**
+ * The rollout's dependencies on a real cluster (./rollout.ts): the Kubernetes API through the
+ * admin kubeconfig, the nodes' upgrade agents over aTLS and Helm for the services.
+ */
+import { fromApiError, type KubeClients } from '@asterism/k8s';
+import { supportedKubernetesVersions, versionRow, type VersionRow } from '@asterism/versions';
+import type { UpgradeAgents } from './agent-client.js';
+import { readClusterFacts } from './cluster-facts.js';
+import { readComponents, readVersionRecord, recordFinished, recordTarget, targetComponents } from './cluster-version.js';
+import { drainNode, setUnschedulable } from './node-drain.js';
+import type { RolloutDeps } from './rollout.js';
+
+/** Options of {@link clusterRolloutDeps}. */
+export interface ClusterRolloutOptions {
+  clients: Pick<KubeClients, 'core' | 'custom'>;
+  agents: UpgradeAgents;
+  target: string;
+  artifactBase: string;
+  supported: readonly string[];
+  upgradeServices: (from: string, to: string) => Promise<string>;
+  say: (line: string) => void;
+  drainTimeoutMs: number;
+  stepTimeoutMs: number;
+}
+
+/** RolloutDeps over a real cluster. */
+export function clusterRolloutDeps(o: ClusterRolloutOptions): RolloutDeps {
+  const { core } = o.clients;
+  const row: VersionRow = versionRow(o.target);
+  return {
+    facts: () => readClusterFacts(o.clients),
+    versionRecord: () => readVersionRecord(o.clients),
+    currentComponents: (ref) => readComponents(o.clients, ref),
+    targetComponents: (current) => targetComponents(row, current, o.artifactBase, supportedKubernetesVersions().map((v) => versionRow(v))),
+    recordTarget: (from, target, list) => recordTarget(o.clients, from, target, list),
+    recordFinished: () => recordFinished(o.clients),
+    node: async (name) => {
+      let n;
+      try {
+        n = await core.readNode({ name });
+      } catch (err) {
+        throw fromApiError(err, `reading node ${name}`);
+      }
+      return {
+        ready: n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+        kubeletVersion: n.status?.nodeInfo?.kubeletVersion ?? '',
+        unschedulable: n.spec?.unschedulable ?? false,
+        address: n.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '',
+      };
+    },
+    cordon: (name, unschedulable) => setUnschedulable(core, name, unschedulable),
+    drain: (name) => drainNode(core, name, { timeoutMs: o.drainTimeoutMs }),
+    agentStep: (address, step) => o.agents.run(address, step, o.stepTimeoutMs),
+    upgradeServices: o.upgradeServices,
+    supported: o.supported,
+    say: o.say,
+  };
+}
