@@ -52,9 +52,9 @@ export class UpgradeAgentServer {
     this.#shape.server.addService(upgradeagent.APIService, {
       challenge: (_call: grpc.ServerUnaryCall<upgradeagent.ChallengeRequest, upgradeagent.ChallengeResponse>, done: grpc.sendUnaryData<upgradeagent.ChallengeResponse>) => done(null, { nonce: this.#nonces.issue() }),
       upgrade: (call: grpc.ServerUnaryCall<upgradeagent.UpgradeRequest, upgradeagent.UpgradeResponse>, done: grpc.sendUnaryData<upgradeagent.UpgradeResponse>) => {
-        const gone = new AbortController();
-        call.once('cancelled', () => gone.abort());
-        this.upgrade(call.request, gone.signal).then(
+        // A step runs to its end even when the caller goes away (a killed CLI): stopping kubeadm
+        // halfway would leave the node between versions. A re-run finds it done (or waits for it).
+        this.upgrade(call.request, new AbortController().signal).then(
           (r) => done(null, r),
           (err: unknown) => {
             const status = toStatus(err, STATUS, { revealInternal: true });

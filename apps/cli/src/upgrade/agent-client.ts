@@ -53,7 +53,21 @@ export class AtlsUpgradeAgents implements UpgradeAgents {
     private readonly port: number,
   ) {}
 
+  /** Runs the step; while the node is busy with a step an earlier (interrupted) run started, waits and asks again. */
   async run(address: string, step: AgentStep, timeoutMs: number): Promise<upgradeagent.UpgradeResponse> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        return await this.once(address, step, deadline - Date.now());
+      } catch (err) {
+        const busy = err instanceof AgentCallError && err.details.grpcCode === 9;
+        if (!busy || Date.now() + 5000 > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 5000));
+      }
+    }
+  }
+
+  private async once(address: string, step: AgentStep, timeoutMs: number): Promise<upgradeagent.UpgradeResponse> {
     const endpoint = `${address.includes(':') ? `[${address}]` : address}:${this.port}`;
     const client = new upgradeagent.APIClient(endpoint, atlsChannelCredentials({ validators: [this.validator] }), ATLS_CLIENT_CHANNEL_OPTIONS);
     try {
