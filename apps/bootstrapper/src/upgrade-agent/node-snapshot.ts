@@ -112,6 +112,6 @@ export class NodeSnapshot {
   /** The image of a static pod manifest (`kube-apiserver`), or undefined. */
   async staticPodImage(component: string): Promise<string | undefined> {
     const text = await readFile(this.resolve(`/etc/kubernetes/manifests/${component}.yaml`), 'utf8').catch(() => undefined);
-    return text ? /^\s*image:\s*(\S+)/m.exec(text)?.[1] : undefined;
+    return text ? /^\s*(?:-\s+)?image:\s*(\S+)/m.exec(text)?.[1] : undefined;
   }
 }
