@@ -97,9 +97,16 @@ async function isDone(d: StepDeps, req: StepRequest): Promise<boolean> {
   return true;
 }
 
+/**
+ * The cluster has no CoreDNS (init skips that addon, as the reference does): `upgrade apply`
+ * skips its phase and its two preflight checks, which fail on a cluster without CoreDNS.
+ */
+const NO_COREDNS_PREFLIGHT = ['CoreDNSUnsupportedPlugins', 'CoreDNSMigration'];
+
 function kubeadmArgs(d: StepDeps, req: StepRequest): string[] {
-  const common = ['--certificate-renewal=false', `--patches=${d.patchesDir}`, ...(d.ignorePreflightErrors.length ? [`--ignore-preflight-errors=${d.ignorePreflightErrors.join(',')}`] : [])];
-  return req.step === 'apply' ? ['upgrade', 'apply', req.target, '--yes', ...common] : ['upgrade', 'node', ...common];
+  const ignored = [...d.ignorePreflightErrors, ...(req.step === 'apply' ? NO_COREDNS_PREFLIGHT : [])];
+  const common = ['--certificate-renewal=false', `--patches=${d.patchesDir}`, ...(ignored.length ? [`--ignore-preflight-errors=${ignored.join(',')}`] : [])];
+  return req.step === 'apply' ? ['upgrade', 'apply', req.target, '--yes', '--skip-phases=addon/coredns', ...common] : ['upgrade', 'node', ...common];
 }
 
 /** Restores the backup; the kubelet is restarted when it may already run the new binary. */

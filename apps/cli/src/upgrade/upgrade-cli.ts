@@ -8,13 +8,14 @@ import { loadCliConfig } from '../config/cli-config.js';
 import { attestationConfig } from '../config/attestation-flags.js';
 import { DEFAULT_CHART_DIR } from '../init/chart-location.js';
 import { spawnHelm } from '../init/deploy-services.js';
-import { CLUSTER_FLAG_OPTIONS, CLUSTER_FLAGS_USAGE, clusterClients } from '../nodes/cluster-access.js';
+import { CLUSTER_FLAG_OPTIONS, CLUSTER_FLAGS_USAGE, clusterClients, clusterIdOf } from '../nodes/cluster-access.js';
 import type { CommandOutput } from '../nodes/node-cli.js';
 import { buildCliValidator } from '../validators/cli-validator.js';
 import { validatorOptions, VALIDATOR_FLAG_OPTIONS } from '../validators/validator-flags.js';
 import { EXIT, seconds, UsageError } from '../usage.js';
 import { adminIdentityOf, AtlsUpgradeAgents } from './agent-client.js';
 import { readClusterFacts } from './cluster-facts.js';
+import { markedNodeConfig } from './marked-node-config.js';
 import { planReady, planUpgrade, renderPlan, type ClusterFacts } from './plan.js';
 import { applyUpgrade, UpgradeApplyError } from './rollout.js';
 import { clusterRolloutDeps } from './rollout-deps.js';
@@ -45,6 +46,8 @@ Flags:
                                 config's artifactBaseURL)
   --variant, --attestation-config, --config
                                 apply: the nodes' attestation (as for init): each agent must attest
+  --cluster-id <id>             apply: the cluster ID the nodes are marked with (default:
+                                asterism-id.json in the workspace)
   --agent-port <n>              apply: the nodes' upgrade agent port (default 9777)
   --drain-timeout <seconds>     apply: per node (default 300)
   --skip-helm                   apply: do not upgrade the services' Helm release
@@ -59,6 +62,7 @@ const OPTIONS = {
   json: { type: 'boolean' },
   'artifact-base-url': { type: 'string' },
   'agent-port': { type: 'string' },
+  'cluster-id': { type: 'string' },
   'drain-timeout': { type: 'string' },
   'skip-helm': { type: 'boolean' },
   'skip-helm-wait': { type: 'boolean' },
@@ -88,7 +92,8 @@ async function applyCommand(values: Values, out: CommandOutput): Promise<number>
   if (!artifactBase) throw new UsageError('apply needs --artifact-base-url (or artifactBaseURL in the config): the nodes fetch the target\'s components from there');
   const kubeconfigPath = values.kubeconfig ?? process.env.KUBECONFIG ?? `${values.workspace ?? '.'}/asterism-admin.conf`;
   const att = await attestationConfig(values, file);
-  const v = await buildCliValidator(att, validatorOptions(values));
+  // The nodes carry the cluster's mark in PCR 15 (RTMR2): asterism-id.json or --cluster-id.
+  const v = await buildCliValidator(markedNodeConfig(att, await clusterIdOf(values)), validatorOptions(values));
   const agents = new AtlsUpgradeAgents(v.validator, adminIdentityOf(kubeconfigPath), Number(values['agent-port'] ?? 9777));
   const helm = spawnHelm(values.helm ?? process.env.HELM ?? 'helm', 660_000);
   const say = (l: string) => out.stdout(`${l}\n`);

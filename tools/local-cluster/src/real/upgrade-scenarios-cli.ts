@@ -3,7 +3,7 @@
  * version with `up --upgrade-agent --kubernetes-version <from>`:
  *
  *   node --import tsx tools/local-cluster/src/real/upgrade-scenarios-cli.ts --dir <cluster> \
- *     --from v1.34.4 --to v1.35.4 [--faults] [--late-worker worker-late]
+ *     --from v1.34.4 --to v1.35.4 [--faults] [--late-worker worker-late] [--published]
  *
  * Without --faults: one clean apply (its per-node and total times are printed). With --faults:
  * a target two minors ahead refused, a tampered kubeadm artifact, the CLI killed mid-rollout and
@@ -14,11 +14,11 @@ import { RealClusterContext } from './e2e/context.js';
 import { applyUpgradeTo, lateWorkerRunsNewVersion, refusesTwoMinorsAhead, secondApplyChangesNothing, startAvailabilityProbe, tamperedKubeadmStopsRollout, timingsOf, workloadAndDataKept } from './e2e/upgrade-checks.js';
 import { publishUpgradeTarget } from './upgrade-target.js';
 
-const { values } = parseArgs({ options: { dir: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, faults: { type: 'boolean' }, 'late-worker': { type: 'string' }, 'first-node': { type: 'string' } } });
+const { values } = parseArgs({ options: { dir: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, faults: { type: 'boolean' }, 'late-worker': { type: 'string' }, 'first-node': { type: 'string' }, published: { type: 'boolean' } } });
 if (!values.dir || !values.from || !values.to) throw new Error('want --dir <cluster> --from <v> --to <v>');
 const ctx = new RealClusterContext(values.dir, (l) => process.stderr.write(`[upgrade] ${l}\n`));
 const started = Date.now();
-await publishUpgradeTarget(values.to, ctx.log);
+if (!values.published) await publishUpgradeTarget(values.to, ctx.log);
 ctx.log(`target ${values.to} published (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 const probe = await startAvailabilityProbe(ctx);
 if (values.faults) {

@@ -44,7 +44,7 @@ export function runUpgradeCli(layout: ClusterLayout, action: 'plan' | 'apply', v
   return new Promise((resolve) => {
     const args = [
       `--net=/run/netns/${NETWORK.routerNamespace}`, process.execPath, '--import', TSX, join(WORKSPACE_ROOT, 'apps/cli/src/main.ts'), 'upgrade', action,
-      `--kubernetes-version=${version}`, `--kubeconfig=${layout.kubeconfig}`,
+      `--kubernetes-version=${version}`, `--kubeconfig=${layout.kubeconfig}`, `--workspace=${layout.workspace}`,
       ...(action === 'apply' ? ['--variant=qemu-vtpm', `--attestation-config=${layout.attestationConfigFile}`, `--artifact-base-url=${artifactBaseUrl()}`, `--helm=${helmPath()}`] : []),
       ...(o.args ?? []),
     ];

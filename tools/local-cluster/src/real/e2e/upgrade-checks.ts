@@ -44,7 +44,7 @@ export async function startAvailabilityProbe(ctx: RealClusterContext): Promise<A
           spec: {
             tolerations: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' }],
             terminationGracePeriodSeconds: 2,
-            containers: [{ name: 'web', image: 'localhost/asterism/busybox:1.35', imagePullPolicy: 'Never', command: ['sh', '-c', 'exec sleep 36000'], readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 } }],
+            containers: [{ name: 'web', image: 'localhost/asterism/busybox:1.35', imagePullPolicy: 'Never', command: ['sh', '-c', 'exec sleep 36000'], readinessProbe: { exec: { command: ['sh', '-c', 'exit 0'] }, periodSeconds: 1 } }],
           },
         },
       },
