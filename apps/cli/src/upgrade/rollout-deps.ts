@@ -28,19 +28,16 @@ export function clusterRolloutDeps(o: ClusterRolloutOptions): RolloutDeps {
   const { core } = o.clients;
   const row: VersionRow = versionRow(o.target);
   return {
-    facts: () => readClusterFacts(o.clients),
+    facts: () => throughRestarts(() => readClusterFacts(o.clients)),
     versionRecord: () => readVersionRecord(o.clients),
     currentComponents: (ref) => readComponents(o.clients, ref),
     targetComponents: (current) => targetComponents(row, current, o.artifactBase, supportedKubernetesVersions().map((v) => versionRow(v))),
     recordTarget: (from, target, list) => recordTarget(o.clients, from, target, list),
     recordFinished: () => recordFinished(o.clients),
     node: async (name) => {
-      let n;
-      try {
-        n = await core.readNode({ name });
-      } catch (err) {
+      const n = await throughRestarts(() => core.readNode({ name })).catch((err: unknown) => {
         throw fromApiError(err, `reading node ${name}`);
-      }
+      });
       return {
         ready: n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
         kubeletVersion: n.status?.nodeInfo?.kubeletVersion ?? '',
@@ -48,11 +45,27 @@ export function clusterRolloutDeps(o: ClusterRolloutOptions): RolloutDeps {
         address: n.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '',
       };
     },
-    cordon: (name, unschedulable) => setUnschedulable(core, name, unschedulable),
-    drain: (name) => drainNode(core, name, { timeoutMs: o.drainTimeoutMs }),
+    cordon: (name, unschedulable) => throughRestarts(() => setUnschedulable(core, name, unschedulable)),
+    drain: (name) => throughRestarts(() => drainNode(core, name, { timeoutMs: o.drainTimeoutMs })),
     agentStep: (address, step) => o.agents.run(address, step, o.stepTimeoutMs),
     upgradeServices: o.upgradeServices,
     supported: o.supported,
     say: o.say,
   };
+}
+
+/** Connection failures of an API server that is restarting (a control plane's upgrade restarts its static pods). */
+const RESTARTING = /ECONNREFUSED|ECONNRESET|socket hang up|EPIPE|ETIMEDOUT|503|502|504|etcdserver|the server is currently unable/;
+
+/** Runs `fn`, again while the API server answers as a restarting one does, for at most `ms`. */
+export async function throughRestarts<T>(fn: () => Promise<T>, ms = 180_000, pauseMs = 2000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!RESTARTING.test((err as Error).message) || Date.now() + pauseMs > deadline) throw err;
+      await new Promise((r) => setTimeout(r, pauseMs));
+    }
+  }
 }

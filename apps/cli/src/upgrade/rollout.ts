@@ -154,6 +154,9 @@ async function upgradeNode(d: RolloutDeps, s: NodeStep, total: number, target: s
   }
   d.say(`${tag} ${r.outcome === 'already' ? 'agent: done already' : `agent: upgraded in ${(r.durationMs / 1000).toFixed(1)} s`}; waiting for Ready on ${target}...`);
   await waitReadyOn(d, s.name, target);
+  // A control plane's new kubelet restarts its static pods (API server included): the node must
+  // stay Ready on the target for 15 polls in a row before the rollout moves on.
+  if (s.role === 'control plane') await waitReadyOn(d, s.name, target, 15);
   await d.cordon(s.name, false);
   const seconds = (Date.now() - t) / 1000;
   d.say(`${tag} Ready on ${target}, uncordoned (${seconds.toFixed(1)} s)`);
@@ -168,12 +171,16 @@ async function callAgent(d: RolloutDeps, s: NodeStep, address: string, step: Age
   }
 }
 
-async function waitReadyOn(d: RolloutDeps, name: string, target: string): Promise<void> {
+/** Waits until the node is Ready on `target` in `inARow` consecutive polls (an API error breaks the row). */
+async function waitReadyOn(d: RolloutDeps, name: string, target: string, inARow = 1): Promise<void> {
   const deadline = Date.now() + (d.readyTimeoutMs ?? 300_000);
   let last: NodeState | undefined;
+  let row = 0;
   for (;;) {
-    last = await d.node(name).catch(() => last);
-    if (last?.ready && last.kubeletVersion === target) return;
+    const now = await d.node(name).catch(() => undefined);
+    if (now) last = now;
+    row = now?.ready && now.kubeletVersion === target ? row + 1 : 0;
+    if (row >= inARow) return;
     if (Date.now() > deadline) {
       throw new UpgradeApplyError('NODE_NOT_READY', `node ${name}: not Ready on ${target} in time (Ready ${last?.ready ?? 'unknown'}, kubelet ${last?.kubeletVersion ?? 'unknown'}); it stays cordoned`, { details: { node: name } });
     }
