@@ -26,12 +26,13 @@ export interface ClusterRolloutOptions {
 /** RolloutDeps over a real cluster. */
 export function clusterRolloutDeps(o: ClusterRolloutOptions): RolloutDeps {
   const { core } = o.clients;
-  const row: VersionRow = versionRow(o.target);
+  // Resolved only once the checks passed: an unsupported target is refused by them first.
+  const row = (): VersionRow => versionRow(o.target);
   return {
     facts: () => throughRestarts(() => readClusterFacts(o.clients)),
     versionRecord: () => readVersionRecord(o.clients),
     currentComponents: (ref) => readComponents(o.clients, ref),
-    targetComponents: (current) => targetComponents(row, current, o.artifactBase, supportedKubernetesVersions().map((v) => versionRow(v))),
+    targetComponents: (current) => targetComponents(row(), current, o.artifactBase, supportedKubernetesVersions().map((v) => versionRow(v))),
     recordTarget: (from, target, list) => recordTarget(o.clients, from, target, list),
     recordFinished: () => recordFinished(o.clients),
     node: async (name) => {
