@@ -30,11 +30,11 @@ export function clusterRolloutDeps(o: ClusterRolloutOptions): RolloutDeps {
   const row = (): VersionRow => versionRow(o.target);
   return {
     facts: () => throughRestarts(() => readClusterFacts(o.clients)),
-    versionRecord: () => readVersionRecord(o.clients),
-    currentComponents: (ref) => readComponents(o.clients, ref),
+    versionRecord: () => throughRestarts(() => readVersionRecord(o.clients)),
+    currentComponents: (ref) => throughRestarts(() => readComponents(o.clients, ref)),
     targetComponents: (current) => targetComponents(row(), current, o.artifactBase, supportedKubernetesVersions().map((v) => versionRow(v))),
     recordTarget: (from, target, list) => recordTarget(o.clients, from, target, list),
-    recordFinished: () => recordFinished(o.clients),
+    recordFinished: () => throughRestarts(() => recordFinished(o.clients)),
     node: async (name) => {
       const n = await throughRestarts(() => core.readNode({ name })).catch((err: unknown) => {
         throw fromApiError(err, `reading node ${name}`);
@@ -56,7 +56,7 @@ export function clusterRolloutDeps(o: ClusterRolloutOptions): RolloutDeps {
 }
 
 /** Connection failures of an API server that is restarting (a control plane's upgrade restarts its static pods). */
-const RESTARTING = /ECONNREFUSED|ECONNRESET|socket hang up|EPIPE|ETIMEDOUT|503|502|504|etcdserver|the server is currently unable/;
+const RESTARTING = /ECONNREFUSED|ECONNRESET|socket hang up|EPIPE|ETIMEDOUT|503|502|504|etcdserver|the server is currently unable|storage is \(re\)initializing|TLS handshake timeout/;
 
 /** Runs `fn`, again while the API server answers as a restarting one does, for at most `ms`. */
 export async function throughRestarts<T>(fn: () => Promise<T>, ms = 180_000, pauseMs = 2000): Promise<T> {
