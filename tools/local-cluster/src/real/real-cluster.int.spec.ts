@@ -41,7 +41,7 @@ const skip = realNodesUnavailable();
 const CONTROL_PLANES = ['control-plane-0', 'control-plane-1'];
 const WORKERS = ['worker-0', 'worker-1'];
 const ALL_NODES = [...CONTROL_PLANES, ...WORKERS];
-const LATE = ['worker-late', 'worker-late2', 'worker-upgraded'];
+const LATE = ['worker-late', 'worker-late2'];
 /** The cluster is created at the pinned (older) version and upgraded to the newest (issue "Upgrades"). */
 const UPGRADE_TO = defaultKubernetesVersion();
 
