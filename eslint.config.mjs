@@ -83,6 +83,8 @@ export default [
       'apps/bootstrapper/src/initserver/init-server.ts',
       'apps/bootstrapper/src/joinclient/atls-dialer.ts',
       'apps/bootstrapper/src/recovery/recovery-server.ts',
+      'apps/bootstrapper/src/upgrade-agent/agent-server.ts',
+      'apps/cli/src/upgrade/agent-client.ts',
       'apps/verification-service/src/verification-service.ts',
       'apps/cli/src/init/grpc-connector.ts',
       'apps/cli/src/verify/grpc-attestation-source.ts',

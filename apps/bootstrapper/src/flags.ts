@@ -51,6 +51,8 @@ export interface BootstrapperConfig {
   kubeProxyConntrackMaxPerCore: number | undefined;
   /** recoverproto.API port while a rebooted node waits for its disk key (0 = off). */
   recoveryPort: number;
+  /** upgradeagent.API port: stay resident after bootstrapping as the node's upgrade agent (0 = off, docs/adr/0042-upgrade-agent.md). */
+  upgradeAgentPort: number;
 }
 
 export const USAGE = `Usage: bootstrapper [flags]
@@ -106,6 +108,9 @@ Flags (environment in brackets):
                                  kernel's limit (needed when the node is a network namespace)
   --recovery-port <n>            recoverproto.API port on --init-host while a rebooted node waits
                                  for its disk key, 0 = off (default 9999)
+  --upgrade-agent-port <n>       stay resident after bootstrapping and serve the upgrade agent
+                                 (upgradeagent.API over aTLS) on the node's address, 0 = off
+                                 (default 0; the upgrade agent's port is 9777)
   -h, --help                     show this help`;
 
 export { FlagError };
@@ -136,6 +141,7 @@ const OPTIONS = {
   'ignore-preflight-errors': { type: 'string' },
   'kube-proxy-conntrack-max-per-core': { type: 'string' },
   'recovery-port': { type: 'string' },
+  'upgrade-agent-port': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -211,6 +217,7 @@ function kubernetes(values: FlagValues) {
     imageRepository: values['image-repository'] || undefined,
     kubeProxyConntrackMaxPerCore: conntrack === undefined ? undefined : int('kube-proxy-conntrack-max-per-core', conntrack, 0, 0, 1 << 20),
     recoveryPort: int('recovery-port', values['recovery-port'], 9999, 0, 65535),
+    upgradeAgentPort: int('upgrade-agent-port', values['upgrade-agent-port'], 0, 0, 65535),
     ignorePreflightErrors: (values['ignore-preflight-errors'] ?? '').split(',').map((s) => s.trim()).filter(Boolean),
   } satisfies Partial<BootstrapperConfig>;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** asterism CLI: `init` creates a cluster through the first node's attested InitServer; `verify` attests a node; `nodes`, `node` and `config` run continuous attestation (docs/protocol/continuous-attestation.md); `upgrade plan` checks a Kubernetes upgrade (docs/protocol/upgrade.md); `recover` unlocks nodes after a full control-plane outage; `version` says what this build is. */
+/** asterism CLI: `init` creates a cluster through the first node's attested InitServer; `verify` attests a node; `nodes`, `node` and `config` run continuous attestation (docs/protocol/continuous-attestation.md); `upgrade plan|apply` checks and rolls out a Kubernetes upgrade (docs/protocol/upgrade.md); `recover` unlocks nodes after a full control-plane outage; `version` says what this build is. */
 import * as grpc from '@grpc/grpc-js';
 import { ConfigError } from './config/cli-config.js';
 import { ServicesDeployError } from './init/deploy-services.js';
@@ -24,7 +24,7 @@ Commands:
   nodes    every node's continuous attestation state (alias: status)
   node     quarantine or readmit a node (asterism node quarantine|readmit <node>)
   config   check or apply a new attestation config against the running nodes (config check|apply)
-  upgrade  plan an upgrade of the cluster to the next Kubernetes version (upgrade plan)
+  upgrade  plan and apply an upgrade of the cluster to the next Kubernetes version (upgrade plan|apply)
   version  print the CLI version, its commit, the supported Kubernetes versions and attestation variants
   help     show this help (also: asterism <command> --help)
 

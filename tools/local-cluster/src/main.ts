@@ -42,6 +42,8 @@ Flags:
                           local: simulated kubelets, control plane as host processes, faster.
                           See docs/adr/0005 and 0019.
   --skip-helm-wait        (up, kubeadm) do not wait for the service pods (debugging)
+  --upgrade-agent         (up, kubeadm) every bootstrapper stays as its node's upgrade agent
+                          (port 9777) for "asterism upgrade apply" (docs/adr/0042-upgrade-agent.md)
   --tamper <node>         (up) boot this node with a tampered measurement (it must be refused)
   --keep                  (down) keep the cluster folder`;
 
@@ -129,6 +131,7 @@ function parseFlags(rest: string[]) {
       tamper: { type: 'string', multiple: true },
       backend: { type: 'string' },
       'skip-helm-wait': { type: 'boolean' },
+      'upgrade-agent': { type: 'boolean' },
       keep: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -150,6 +153,7 @@ async function upCommand(values: Flags, root: string, say: (l: string) => void):
       workers: Number(values.workers ?? 2),
       binDir: values['bin-dir'] ?? binDir(),
       skipHelmWait: values['skip-helm-wait'] ?? false,
+      upgradeAgent: values['upgrade-agent'] ?? false,
       ...(values['kubernetes-version'] ? { kubernetesVersion: values['kubernetes-version'] } : {}),
       ...(values.tamper ? { tamper: values.tamper } : {}),
       progress: say,

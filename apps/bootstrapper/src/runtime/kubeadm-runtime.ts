@@ -26,11 +26,17 @@ export class KubeadmNodeRuntime implements NodeRuntime {
   readonly joiner: KubeadmBackend;
   readonly keepsRecoveryServer = false;
 
+  readonly #installer: ComponentInstaller;
+  readonly #kubeadmPath: string;
+
   constructor(private readonly ctx: NodeRuntimeContext) {
     const { cfg, files, logger } = ctx;
     this.name = `kubeadm/${cfg.initSystem}`;
+    this.#kubeadmPath = cfg.k8sBinDir ? join(cfg.k8sBinDir, 'kubeadm') : files.resolve('/run/state/bin/kubeadm');
+    // Image components go into the node's containerd (namespace k8s.io), docs/protocol/components.md.
+    this.#installer = new ComponentInstaller({ logger, resolve: (p) => files.resolve(p), images: new CtrImageStore({ address: files.resolve('/run/containerd/containerd.sock') }) });
     const kubeadm = new KubeadmBackend({
-      kubeadm: cfg.k8sBinDir ? join(cfg.k8sBinDir, 'kubeadm') : files.resolve('/run/state/bin/kubeadm'),
+      kubeadm: this.#kubeadmPath,
       metadata: ctx.metadata,
       csp: cfg.csp,
       logger,
@@ -38,8 +44,7 @@ export class KubeadmNodeRuntime implements NodeRuntime {
       ...(cfg.imageRepository ? { imageRepository: cfg.imageRepository } : {}),
       ignorePreflightErrors: cfg.ignorePreflightErrors,
       ...(cfg.kubeProxyConntrackMaxPerCore !== undefined ? { kubeProxyConntrackMaxPerCore: cfg.kubeProxyConntrackMaxPerCore } : {}),
-      // Image components go into the node's containerd (namespace k8s.io), docs/protocol/components.md.
-      installer: new ComponentInstaller({ logger, resolve: (p) => files.resolve(p), images: new CtrImageStore({ address: files.resolve('/run/containerd/containerd.sock') }) }),
+      installer: this.#installer,
     });
     this.initializer = kubeadm;
     this.joiner = kubeadm;
@@ -62,10 +67,17 @@ export class KubeadmNodeRuntime implements NodeRuntime {
     });
   }
 
-  /** Nothing to supervise here: the node keeps running without this process (idle memory). */
+  /**
+   * Nothing to supervise here: the node keeps running without this process (idle memory), unless
+   * it is the node's upgrade agent (`--upgrade-agent-port`, docs/adr/0042-upgrade-agent.md), which
+   * opens the TPM per handshake and so releases it here too.
+   */
   async afterBoot(boot: AfterBoot): Promise<ResidentAgent | undefined> {
     await boot.releasePlatform();
-    return undefined;
+    if (this.ctx.cfg.upgradeAgentPort === 0) return undefined;
+    const { startUpgradeAgent } = await import('../upgrade-agent/agent.js');
+    const agent = await startUpgradeAgent({ cfg: this.ctx.cfg, logger: this.ctx.logger, resolve: (p) => this.ctx.files.resolve(p), installer: this.#installer, kubeadmPath: this.#kubeadmPath });
+    return { reason: `upgrade agent on port ${agent.port}`, stop: agent.stop };
   }
 }
 

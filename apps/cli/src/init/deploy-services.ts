@@ -78,12 +78,8 @@ export class HelmServicesDeployer {
   }
 
   /** A copy of the charts with the umbrella chart's `file://` dependencies packaged. */
-  private async prepareChart(work: string): Promise<string> {
-    const charts = join(work, 'charts');
-    await cp(join(this.o.chartDir, '..'), charts, { recursive: true });
-    const chart = join(charts, basename(this.o.chartDir));
-    await this.helm(['dependency', 'build', chart]);
-    return chart;
+  private prepareChart(work: string): Promise<string> {
+    return prepareChart(this.o.chartDir, work, (args) => this.helm(args));
   }
 
   private async helm(args: string[]): Promise<void> {
@@ -93,6 +89,15 @@ export class HelmServicesDeployer {
       throw new ServicesDeployError('HELM_FAILED', `helm ${args[0]} failed: ${(err as Error).message}`);
     }
   }
+}
+
+/** Copies the charts of `chartDir`'s folder into `work` and builds the umbrella chart's `file://` dependencies; returns the chart's path. */
+export async function prepareChart(chartDir: string, work: string, helm: (args: string[]) => Promise<unknown>): Promise<string> {
+  const charts = join(work, 'charts');
+  await cp(join(chartDir, '..'), charts, { recursive: true });
+  const chart = join(charts, basename(chartDir));
+  await helm(['dependency', 'build', chart]);
+  return chart;
 }
 
 /** The chart values the CLI sets; the master secret and salt go only into the values file. */

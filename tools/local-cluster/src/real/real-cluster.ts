@@ -54,7 +54,17 @@ export interface RealUpOptions {
   skipHelmWait?: boolean;
   /** Kubernetes version of the cluster (default: the newest supported, libs/versions). */
   kubernetesVersion?: string;
+  /**
+   * Every bootstrapper stays resident as its node's upgrade agent (`--upgrade-agent-port`,
+   * docs/adr/0042-upgrade-agent.md), for `asterism upgrade apply` (./e2e/upgrade-checks.ts).
+   */
+  upgradeAgent?: boolean;
 }
+
+/** Port of the nodes' upgrade agents when `upgradeAgent` is on. */
+export const UPGRADE_AGENT_PORT = 9777;
+/** Marker file in the cluster folder: its nodes (added and rebooted ones too) run the upgrade agent. */
+const upgradeAgentMarker = (layout: ClusterLayout) => join(layout.root, 'upgrade-agent');
 
 /** Refuses to start when a tool of the node runtime is missing, naming the setup step. */
 export function checkHostTools(): void {
@@ -93,6 +103,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   await writeFile(layout.initSecretFile, secret, { mode: 0o600 });
   await writeMetadataFile(layout.metadataFile, nodes, hash);
   await writeFile(layout.attestationConfigFile, attestationConfigJson(), { mode: 0o600 });
+  if (o.upgradeAgent) await writeFile(upgradeAgentMarker(layout), `${UPGRADE_AGENT_PORT}\n`);
   const state: ClusterState = { created: new Date().toISOString(), binDir: k8sBinDir, backend: 'kubeadm', nodes: [], planned: nodes.map((n) => n.name), forwards: [], kubernetesVersion: version };
   await writeState(layout, state);
   const network = new LocalNetwork();
@@ -184,7 +195,9 @@ function bootstrapperArgs(layout: ClusterLayout, node: NodeSpec): string[] {
     `--log-file=${layout.log(node.name, 'bootstrapper.json')}`,
     `--address=${node.ip}`,
     // No --verify-grpc-port: the chart's verification-service DaemonSet serves every node, so the
-    // bootstrapper exits once the node is bootstrapped (docs/adr/0028).
+    // bootstrapper exits once the node is bootstrapped (docs/adr/0028), unless it is the node's
+    // upgrade agent.
+    ...(existsSync(upgradeAgentMarker(layout)) ? [`--upgrade-agent-port=${UPGRADE_AGENT_PORT}`] : []),
   ];
 }
 
