@@ -43,6 +43,8 @@ export interface ClusterState {
   forwards?: Array<{ name: string; hostPort: number; pids: number[] }>;
   /** kubeadm backend: the cluster's Kubernetes version, whose components every node installs. */
   kubernetesVersion?: string;
+  /** kubeadm backend: the node image VM nodes boot (its prediction is the cluster's attestation config). */
+  vmImage?: string;
 }
 
 /** A node's bootstrap status (written by the bootstrapper). */

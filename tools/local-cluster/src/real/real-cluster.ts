@@ -61,6 +61,8 @@ export interface RealUpOptions {
   vmWorkers?: number;
   /** The node image VMs boot (default: built into dist/local-cluster-image). */
   vmImage?: string;
+  /** Prepare for VM nodes added later (addVmWorker) even with no VM worker now: the image's measurements become the cluster's. */
+  vmReady?: boolean;
   /** Memory, vCPUs and state disk of each VM. */
   vmSize?: Partial<VmSize>;
   /** How long a VM worker may take from QEMU start to Ready (default 25 min: TCG). */
@@ -106,8 +108,8 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   await writeFile(layout.attestationConfigFile, attestationConfigJson(), { mode: 0o600 });
   const vmNames = Array.from({ length: o.vmWorkers ?? 0 }, (_, i) => `vm-worker-${i}`);
   // With VM nodes the image's predicted measurements are the cluster's, replayed by the namespace nodes.
-  const vmImage = vmNames.length > 0 ? await stage(say, 'node image and its predicted measurements', () => prepareVmImage(layout, say, o.vmImage)) : undefined;
-  const state: ClusterState = { created: new Date().toISOString(), binDir: k8sBinDir, backend: 'kubeadm', nodes: [], planned: [...nodes.map((n) => n.name), ...vmNames], forwards: [], kubernetesVersion: version };
+  const vmImage = vmNames.length > 0 || o.vmReady ? await stage(say, 'node image and its predicted measurements', () => prepareVmImage(layout, say, o.vmImage)) : undefined;
+  const state: ClusterState = { created: new Date().toISOString(), binDir: k8sBinDir, backend: 'kubeadm', nodes: [], planned: [...nodes.map((n) => n.name), ...vmNames], forwards: [], kubernetesVersion: version, ...(vmImage ? { vmImage } : {}) };
   await writeState(layout, state);
   const network = new LocalNetwork();
   await stage(say, 'network', async () => {
@@ -125,7 +127,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
     state.nodes.push(await stage(say, `boot ${node.name}${tamper ? ' (TAMPERED measured boot)' : ''}`, () => bootRealNode(layout, node, i, images, tamper)));
     await writeState(layout, state);
   }
-  if (vmImage) await stage(say, `boot ${vmNames.join(', ')} (QEMU, TCG)`, () => bootVmWorkers(layout, state, vmNames, vmImage, o.vmSize));
+  if (vmImage && vmNames.length > 0) await stage(say, `boot ${vmNames.join(', ')} (QEMU, TCG)`, () => bootVmWorkers(layout, state, vmNames, vmImage, o.vmSize));
   const forwards = await startForwards(layout, nodes[0]!);
   state.forwards = [...state.forwards!, ...forwards.map((f) => ({ name: f.name, hostPort: f.hostPort, pids: f.pids }))];
   await writeState(layout, state);

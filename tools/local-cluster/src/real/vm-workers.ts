@@ -9,9 +9,9 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { TSX, WORKSPACE_ROOT, type ClusterState } from '../cluster.js';
+import { readState, TSX, WORKSPACE_ROOT, writeState, type ClusterState } from '../cluster.js';
 import { alive, startDetached, stopDetached } from '../detached.js';
-import type { ClusterLayout, NodeSpec } from '../layout.js';
+import { ClusterLayout, type NodeSpec } from '../layout.js';
 import { writeMetadataFile } from '../metadata-file.js';
 import { imageMeasurements, writeBootEvents } from './image-measurements.js';
 import { METADATA_API_PORT } from './metadata-api.js';
@@ -137,4 +137,43 @@ async function initSecretHash(layout: ClusterLayout): Promise<string> {
 /** Stops a pid's process group if it is alive (leftover helpers). */
 export async function stopIfAlive(pid: number): Promise<void> {
   if (pid > 0 && alive(pid)) await stopDetached(pid, 2000);
+}
+
+/**
+ * Adds a VM worker to a running kubeadm-backend cluster that `up` prepared for VMs (its
+ * attestation config is the image's): next free address-plan index, metadata API started when
+ * needed. Returns the node's entry.
+ */
+export async function addVmWorker(root: string, name: string, size?: Partial<VmSize>): Promise<VmNodeState> {
+  const { layout, state } = await loadKubeadmCluster(root);
+  if (!state.vmImage) throw new Error(`the cluster in ${root} was not prepared for VM nodes (up --vm-workers, or vmImage)`);
+  if (state.nodes.some((n) => n.name === name)) throw new Error(`${name} already exists`);
+  await startMetadataApi(layout, state);
+  const entry = await addVmNode(layout, state, { name, role: 'Worker', ip: '' }, state.nodes.length, { image: state.vmImage, ...(size ? { size } : {}) });
+  await writeState(layout, state);
+  return entry;
+}
+
+/** Power-cycles a VM worker (hard reset: QEMU and swtpm restarted, disk and vTPM state kept), optionally from another image. */
+export async function powerCycleVmWorker(root: string, name: string, image?: string): Promise<VmNodeState> {
+  const { layout, state } = await loadKubeadmCluster(root);
+  const entry = state.nodes.find((n) => n.name === name);
+  if (!entry || !isVm(entry)) throw new Error(`${name} is not a VM node of the cluster in ${root}`);
+  await powerCycleVm(layout, entry, image);
+  await writeState(layout, state);
+  return entry;
+}
+
+/** Removes a VM worker from the cluster state, network and metadata (the Node object is the caller's). */
+export async function removeVmWorker(root: string, name: string): Promise<void> {
+  const { layout, state } = await loadKubeadmCluster(root);
+  await removeVmNode(layout, state, name);
+  await writeState(layout, state);
+}
+
+async function loadKubeadmCluster(root: string): Promise<{ layout: ClusterLayout; state: ClusterState }> {
+  const layout = new ClusterLayout(root);
+  const state = await readState(layout);
+  if (!state || state.backend !== 'kubeadm') throw new Error(`no kubeadm-backend cluster in ${root}`);
+  return { layout, state };
 }
