@@ -31,8 +31,11 @@ export interface VmSize {
   stateDiskMiB: number;
 }
 
-/** Defaults: a worker's components (binaries ~240 MB, images) and containerd's snapshots fit. */
-export const DEFAULT_VM_SIZE: VmSize = { memoryMiB: 2048, cpus: 1, stateDiskMiB: 2048 };
+/**
+ * Defaults: a worker's components (binaries ~240 MB, CNI plugins, the images a worker imports:
+ * pause, kube-proxy, verification-service) and containerd's unpacked snapshots, ~0.6 GB, fit.
+ */
+export const DEFAULT_VM_SIZE: VmSize = { memoryMiB: 2048, cpus: 1, stateDiskMiB: 1024 };
 
 /** Files of one VM node below its node folder. */
 export function vmPaths(layout: ClusterLayout, name: string) {
