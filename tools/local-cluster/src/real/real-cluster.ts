@@ -285,7 +285,7 @@ export async function downReal(root: string, opts: { keep?: boolean; orphans?: b
   const state = await readState(layout);
   let stopped = 0;
   const stop = async (pid: number, graceMs: number) => {
-    if (!alive(pid)) return;
+    if (pid <= 0 || !alive(pid)) return;
     stopped++;
     await stopDetached(pid, graceMs);
   };

@@ -117,6 +117,7 @@ export async function monitorCommand(layout: ClusterLayout, name: string, comman
 
 /** Stops a VM node's QEMU, then its swtpm (the disk, vTPM state and console log stay). */
 export async function stopVm(vm: VmProcesses): Promise<void> {
-  await stopDetached(vm.qemu, 3000);
-  await stopDetached(vm.swtpm, 2000);
+  // 0: not started yet (a boot that failed early); signalling pid 0 would hit our own group.
+  if (vm.qemu > 0) await stopDetached(vm.qemu, 3000);
+  if (vm.swtpm > 0) await stopDetached(vm.swtpm, 2000);
 }

@@ -124,7 +124,7 @@ export async function removeVmNode(layout: ClusterLayout, state: ClusterState, n
 export async function stopVmNodes(state: ClusterState | undefined): Promise<number> {
   let n = 0;
   for (const v of (state?.nodes ?? []).filter(isVm)) {
-    if (alive(v.bootstrapper)) n++;
+    if (v.bootstrapper > 0 && alive(v.bootstrapper)) n++;
     await stopVm({ qemu: v.bootstrapper, swtpm: v.swtpm });
   }
   return n;

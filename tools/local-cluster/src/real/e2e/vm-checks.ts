@@ -45,7 +45,8 @@ function every<T>(ms: number, fn: () => Promise<T | undefined>): () => Promise<T
 /** Runs a pod on the VM from the verification-service image (the VM has it; node in it) and returns its log. */
 async function runOnVm(ctx: RealClusterContext, name: string, script: string, opts: { device?: boolean } = {}): Promise<string> {
   const image = ctx.kubectl('-n', 'kube-system', 'get', 'daemonset', 'verification-service', '-o', 'jsonpath={.spec.template.spec.containers[0].image}');
-  const volume = opts.device ? { name: 'd', hostPath: { path: '/dev/mapper', type: 'Directory' } } : { name: 'd', hostPath: { path: '/var/lib/kubelet/asterism-e2e', type: 'DirectoryOrCreate' } };
+  // /dev whole: /dev/mapper/state is a symlink to ../dm-<n>.
+  const volume = opts.device ? { name: 'd', hostPath: { path: '/dev', type: 'Directory' } } : { name: 'd', hostPath: { path: '/var/lib/kubelet/asterism-e2e', type: 'DirectoryOrCreate' } };
   const pod = {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -134,7 +135,7 @@ async function lifecycle(ctx: RealClusterContext): Promise<VmTimes> {
   assert.match(await runOnVm(ctx, 'vm-marker-write', write), /written/);
   const disk = vmPaths(ctx.layout, VM_NODE).stateDisk;
   assert.equal(fileContains(disk, Buffer.from(marker)), false, 'the raw state disk image holds no byte run of the marker');
-  const scan = `const fs=require('fs');const m=Buffer.from(${JSON.stringify(marker)});const fd=fs.openSync('/data/state','r');const b=Buffer.alloc(4<<20);let c=Buffer.alloc(0);for(let p=0;;){const n=fs.readSync(fd,b,0,b.length,p);if(!n){console.log('absent');break}const v=Buffer.concat([c,b.subarray(0,n)]);const i=v.indexOf(m);if(i>=0){console.log('found at '+(p-c.length+i));break}c=v.subarray(v.length-m.length+1);p+=n}`;
+  const scan = `const fs=require('fs');const m=Buffer.from(${JSON.stringify(marker)});const fd=fs.openSync('/data/mapper/state','r');const b=Buffer.alloc(4<<20);let c=Buffer.alloc(0);for(let p=0;;){const n=fs.readSync(fd,b,0,b.length,p);if(!n){console.log('absent');break}const v=Buffer.concat([c,b.subarray(0,n)]);const i=v.indexOf(m);if(i>=0){console.log('found at '+(p-c.length+i));break}c=v.subarray(v.length-m.length+1);p+=n}`;
   assert.match(await runOnVm(ctx, 'vm-marker-scan', scan, { device: true }), /found at \d+/, 'the mapped device inside the VM holds the marker');
 
   // Power cycle: same disk, same vTPM state; the node rejoins with the same disk key.
