@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { readState, TSX, WORKSPACE_ROOT, writeState, type ClusterState } from '../cluster.js';
@@ -16,7 +16,7 @@ import { writeMetadataFile } from '../metadata-file.js';
 import { imageMeasurements, writeBootEvents } from './image-measurements.js';
 import { METADATA_API_PORT } from './metadata-api.js';
 import { NETWORK, nodeAddress } from './network.js';
-import { bootVm, DEFAULT_VM_SIZE, stopVm, vmToolsMissing, type VmSize } from './vm-node.js';
+import { bootVm, DEFAULT_VM_SIZE, stopVm, vmPaths, vmToolsMissing, type VmSize } from './vm-node.js';
 import { addVmTap, removeVmTap, startDhcp, vmNic } from './vm-network.js';
 
 const run = promisify(execFile);
@@ -104,6 +104,9 @@ export async function addVmNode(layout: ClusterLayout, state: ClusterState, node
 /** Restarts a VM node's QEMU and swtpm (a power cycle: same disk, same vTPM state), optionally from another image. */
 export async function powerCycleVm(layout: ClusterLayout, entry: VmNodeState, image = entry.vm.image): Promise<void> {
   await stopVm({ qemu: entry.bootstrapper, swtpm: entry.swtpm });
+  // QEMU truncates the console file: the earlier boots' consoles stay as console-<time>.log.
+  const consoleLog = vmPaths(layout, entry.name).console;
+  if (existsSync(consoleLog)) await rename(consoleLog, consoleLog.replace(/\.log$/, `-${Date.now()}.log`));
   const p = await bootVm(layout, entry.name, image, vmNic(entry.vm.index), { ...DEFAULT_VM_SIZE, memoryMiB: entry.vm.memoryMiB });
   entry.bootstrapper = p.qemu;
   entry.swtpm = p.swtpm;
