@@ -121,8 +121,10 @@ async function lifecycle(ctx: RealClusterContext): Promise<VmTimes> {
   const started = Date.now();
   const entry = await addVmWorker(ctx.root, VM_NODE);
   const bootstrapperAt = await consoleShows(ctx, /"msg":"joining as"/, JOIN_TIMEOUT_MS);
+  ctx.log(`${VM_NODE}: bootstrapper joining ${seconds(bootstrapperAt - started)} s after QEMU started`);
   await eventually(`${VM_NODE} Ready`, every(2000, async () => ((await ctx.ready(VM_NODE)) ? true : undefined)), JOIN_TIMEOUT_MS);
   const readyAt = Date.now();
+  ctx.log(`${VM_NODE}: Ready ${seconds(readyAt - bootstrapperAt)} s later`);
   const wide = ctx.kubectl('get', 'node', VM_NODE, '-o', 'wide');
   ctx.log(`kubectl get nodes -o wide:\n${wide}`);
   assert.match(wide, /cloud-amd64/, "the node runs the image's kernel");
@@ -133,6 +135,7 @@ async function lifecycle(ctx: RealClusterContext): Promise<VmTimes> {
   const marker = `asterism-vm-marker-${randomBytes(12).toString('hex')}`;
   const write = `const fs=require('fs');const fd=fs.openSync('/data/marker','w');fs.writeSync(fd,${JSON.stringify(marker)}.repeat(128));fs.fsyncSync(fd);fs.closeSync(fd);console.log('written')`;
   assert.match(await runOnVm(ctx, 'vm-marker-write', write), /written/);
+  ctx.log(`${VM_NODE}: a pod wrote the marker onto the state disk`);
   const disk = vmPaths(ctx.layout, VM_NODE).stateDisk;
   assert.equal(fileContains(disk, Buffer.from(marker)), false, 'the raw state disk image holds no byte run of the marker');
   const scan = `const fs=require('fs');const m=Buffer.from(${JSON.stringify(marker)});const fd=fs.openSync('/data/mapper/state','r');const b=Buffer.alloc(4<<20);let c=Buffer.alloc(0);for(let p=0;;){const n=fs.readSync(fd,b,0,b.length,p);if(!n){console.log('absent');break}const v=Buffer.concat([c,b.subarray(0,n)]);const i=v.indexOf(m);if(i>=0){console.log('found at '+(p-c.length+i));break}c=v.subarray(v.length-m.length+1);p+=n}`;
@@ -142,6 +145,7 @@ async function lifecycle(ctx: RealClusterContext): Promise<VmTimes> {
   const uuid = execFileSync('cryptsetup', ['luksUUID', disk], { encoding: 'utf8' }).trim().toLowerCase();
   assert.ok(joinserviceLog(ctx).some((l) => l.includes('issuing join ticket') && l.includes(uuid)), `a join ticket for disk ${uuid}`);
   assert.ok(ctx.opensDisk(VM_NODE, ctx.diskKey(VM_NODE)), "the cluster's key for the disk UUID opens the VM's LUKS header");
+  ctx.log(`${VM_NODE}: marker on the mapped device, not in the raw image; power cycle`);
   const bootBefore = await bootId(ctx);
   const resetAt = Date.now();
   await powerCycleVmWorker(ctx.root, VM_NODE);
@@ -150,6 +154,7 @@ async function lifecycle(ctx: RealClusterContext): Promise<VmTimes> {
     return id && id !== bootBefore && (await ctx.ready(VM_NODE)) ? true : undefined;
   }), JOIN_TIMEOUT_MS);
   const rebootToReadyS = seconds(Date.now() - resetAt);
+  ctx.log(`${VM_NODE}: Ready again ${rebootToReadyS} s after the power cycle`);
   assert.ok(joinserviceLog(ctx).some((l) => l.includes('issuing rejoin ticket') && l.includes(uuid)), `a rejoin ticket for the same disk ${uuid}`);
   assert.ok(ctx.opensDisk(VM_NODE, ctx.diskKey(VM_NODE)), 'the same key still opens the header');
   const read = `console.log(require('fs').readFileSync('/data/marker','utf8').slice(0,${marker.length}))`;
