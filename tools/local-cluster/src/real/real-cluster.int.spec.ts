@@ -6,7 +6,8 @@
  * attested IssueJoinTicket answered by the joinservice pod with a key from the keyservice pod;
  * join time from joinservice reachable to Node Ready; a worker reboot (rejoin); a tampered worker
  * refused; a worker joining while the keyservice is unavailable, and while one control plane has
- * no joinservice; a secret scan over every log (pod logs included); a clean `down`. The scenarios
+ * no joinservice; a VM worker of the node image (join, pod, disk, power cycle, tampered boot:
+ * ./e2e/vm-checks.ts); a secret scan over every log (pod logs included); a clean `down`. The scenarios
  * live in ./e2e; this file runs them in order on one cluster. Needs root, the node-runtime
  * packages and tools/k8s-testenv's binaries.
  */
@@ -31,6 +32,7 @@ import { joinTimeReport, measureJoin, type JoinTime } from './e2e/join-time.js';
 import { imagesImportedByInstaller, userArchiveRunsAsPod } from './e2e/image-checks.js';
 import { noSecretInLogs } from './e2e/secret-scan.js';
 import { denyListRefusesQuarantinedWorker, lastControlPlaneNeverQuarantined, stoppedVerificationServiceGrace } from './e2e/attestation-checks.js';
+import { vmWorkerLifecycle } from './e2e/vm-checks.js';
 
 const skip = realNodesUnavailable();
 
@@ -50,7 +52,8 @@ describe('local cluster, kubeadm backend: real nodes end to end', { skip }, () =
     await eventually("the machine's local-cluster network is free", async () => (namespaceExists(NETWORK.routerNamespace) ? undefined : true), 900_000);
     const started = Date.now();
     // The pinned version (built by setup): its components come from the tool's artifact server.
-    await upReal({ root, controlPlanes: 2, workers: 2, binDir: binDir(), kubernetesVersion: K8S_VERSION, progress: ctx.log });
+    // vmReady: the node image's predicted measurements are the cluster's, so a VM worker can join later.
+    await upReal({ root, controlPlanes: 2, workers: 2, binDir: binDir(), kubernetesVersion: K8S_VERSION, vmReady: true, progress: ctx.log });
     ctx.log(`up --backend kubeadm --control-planes 2 --workers 2 took ${((Date.now() - started) / 1000).toFixed(1)} s`);
   });
 
@@ -122,6 +125,11 @@ describe('local cluster, kubeadm backend: real nodes end to end', { skip }, () =
     // medians against a baseline in the same run). Here every join was measured through to Ready.
     assert.ok(joinTimes.some((t) => t.role === 'worker' && !t.excluded), 'at least one worker join was measured');
     for (const t of joinTimes) assert.ok(Number.isFinite(t.totalMs) && t.totalMs > 0 && t.stages.length > 0, `${t.node}: no complete join measurement (${JSON.stringify(t)})`);
+  });
+
+  it('a VM worker (node image in QEMU) attests, maps its state disk, joins and runs a pod; the marker is only on the mapped device; a power cycle rejoins the same disk; a changed command line is refused; the VM is removed', async () => {
+    const t = await vmWorkerLifecycle(ctx);
+    ctx.log(`VM worker: QEMU start -> bootstrapper joining ${t.bootToBootstrapperS} s, -> Node Ready ${t.bootstrapperToReadyS} s; power cycle -> Ready ${t.rebootToReadyS} s; QEMU RSS ${t.qemuRssMiB} MiB (load ${readFileSync('/proc/loadavg', 'utf8').trim()})`);
   });
 
   it('continuous attestation: a healthy worker quarantined by the operator is refused by the deny list on rejoin (PERMISSION_DENIED, QUARANTINED, no data key); readmitted, it rejoins', () =>
