@@ -28,13 +28,23 @@ export interface ClusterState {
   /** Local backend: `bundles` when `up` built the programs (programs.ts); absent: the sources through tsx. */
   runtime?: ProgramRuntime;
   /** kubeadm backend: `bootstrapper` is the pid of the node's supervisor (its processes live in the node's cgroup). */
-  nodes: Array<NodeSpec & { swtpm: number; bootstrapper: number; tampered?: boolean }>;
+  nodes: Array<
+    NodeSpec & {
+      swtpm: number;
+      bootstrapper: number;
+      tampered?: boolean;
+      /** kubeadm backend: a VM node (`bootstrapper` is its QEMU's pid); docs/adr/0039-vm-nodes-local-cluster.md. */
+      vm?: { index: number; image: string; tap: string; mac: string; memoryMiB: number };
+    }
+  >;
   /** kubeadm backend: every node `up` planned, recorded before any is created (for `down` after a failed `up`). */
   planned?: string[];
   /** kubeadm backend: host loopback forwards into the private network (and the artifact server, hostPort 0). */
   forwards?: Array<{ name: string; hostPort: number; pids: number[] }>;
   /** kubeadm backend: the cluster's Kubernetes version, whose components every node installs. */
   kubernetesVersion?: string;
+  /** kubeadm backend: the node image VM nodes boot (its prediction is the cluster's attestation config). */
+  vmImage?: string;
 }
 
 /** A node's bootstrap status (written by the bootstrapper). */

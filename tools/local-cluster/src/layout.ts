@@ -28,6 +28,10 @@ export class ClusterLayout {
   get attestationConfigFile(): string {
     return join(this.root, 'attestation-config.json');
   }
+  /** kubeadm backend with VM nodes: the image's predicted events the namespace nodes replay. */
+  get bootEventsFile(): string {
+    return join(this.root, 'boot-events.json');
+  }
   get workspace(): string {
     return join(this.root, 'workspace');
   }

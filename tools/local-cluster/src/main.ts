@@ -45,6 +45,11 @@ Flags:
   --upgrade-agent         (up, kubeadm) every bootstrapper stays as its node's upgrade agent
                           (port 9777) for "asterism upgrade apply" (docs/adr/0042-upgrade-agent.md)
   --tamper <node>         (up) boot this node with a tampered measurement (it must be refused)
+  --vm-workers <n>        (up, kubeadm) also boot n workers as QEMU VMs of the node image (TCG:
+                          minutes each; docs/adr/0039); the image's predicted measurements become
+                          the cluster's. Serial console: <dir>/nodes/vm-worker-<i>/console.log
+  --vm-image <file>       (up) the node image the VMs boot (default: built into dist/local-cluster-image)
+  --vm-memory <MiB>       (up) memory of each VM (default 2048)
   --keep                  (down) keep the cluster folder`;
 
 async function printTable(root: string): Promise<void> {
@@ -74,13 +79,14 @@ async function printTable(root: string): Promise<void> {
       s?.bootstrapMs !== undefined ? `${(s.bootstrapMs / 1000).toFixed(1)} s` : '-',
       objects.includes(n.name) ? 'yes' : 'no',
       state.backend === 'kubeadm' ? (kubelets.get(n.name) ?? '-') : 'simulated',
-      local ? processColumn(n.bootstrapper, procs) : `${alive(n.bootstrapper) ? 'up' : 'down'}/${alive(n.swtpm) ? 'tpm' : 'no tpm'}`,
+      local ? processColumn(n.bootstrapper, procs) : `${n.vm ? 'VM ' : ''}${alive(n.bootstrapper) ? 'up' : 'down'}/${alive(n.swtpm) ? 'tpm' : 'no tpm'}`,
       ...(local ? [`${mb(memorySummary(procs).rssBytes)} MB`] : []),
     ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`);
   if (local) process.stdout.write(`\n${memoryLine(all)}\n`);
+  for (const n of state.nodes.filter((x) => x.vm)) process.stdout.write(`${n.name}: QEMU VM, ${n.vm!.memoryMiB} MiB, tap ${n.vm!.tap}, serial console ${join(layout.nodeDir(n.name), 'console.log')}\n`);
   process.stdout.write(`\nkubeconfig: ${kubeconfig}\n`);
 }
 
@@ -129,6 +135,9 @@ function parseFlags(rest: string[]) {
       'bin-dir': { type: 'string' },
       'kubernetes-version': { type: 'string' },
       tamper: { type: 'string', multiple: true },
+      'vm-workers': { type: 'string' },
+      'vm-image': { type: 'string' },
+      'vm-memory': { type: 'string' },
       backend: { type: 'string' },
       'skip-helm-wait': { type: 'boolean' },
       'upgrade-agent': { type: 'boolean' },
@@ -156,6 +165,9 @@ async function upCommand(values: Flags, root: string, say: (l: string) => void):
       upgradeAgent: values['upgrade-agent'] ?? false,
       ...(values['kubernetes-version'] ? { kubernetesVersion: values['kubernetes-version'] } : {}),
       ...(values.tamper ? { tamper: values.tamper } : {}),
+      ...(values['vm-workers'] ? { vmWorkers: positiveInt('--vm-workers', values['vm-workers']) } : {}),
+      ...(values['vm-image'] ? { vmImage: values['vm-image'] } : {}),
+      ...(values['vm-memory'] ? { vmSize: { memoryMiB: positiveInt('--vm-memory', values['vm-memory']) } } : {}),
       progress: say,
     });
   } else {
@@ -171,6 +183,13 @@ async function upCommand(values: Flags, root: string, say: (l: string) => void):
   say(`cluster up in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   await printTable(root);
   return 0;
+}
+
+/** A flag's value as a whole number >= 1 (an error naming the flag otherwise). */
+function positiveInt(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} wants a whole number >= 1, got "${value}"`);
+  return n;
 }
 
 /** `down`: stops the cluster's processes and (unless --keep) removes its folder. */

@@ -31,15 +31,18 @@ export function attestationConfigJson(): string {
 }
 
 /**
- * Simulates measured boot on a node's swtpm: extends the boot PCRs like firmware would.
- * `tamper` adds one unexpected measurement to PCR 9 (a modified initrd).
+ * Simulates measured boot on a node's swtpm: extends the boot PCRs like firmware would: the
+ * digests of `events` (a node image's predicted events, docs/adr/0039-vm-nodes-local-cluster.md)
+ * or else those of {@link BOOT_MEASUREMENTS}. `tamper` adds one unexpected measurement to PCR 9
+ * (a modified initrd).
  */
-export async function measureBoot(tpmSocket: string, opts: { tamper?: boolean } = {}): Promise<void> {
+export async function measureBoot(tpmSocket: string, opts: { tamper?: boolean; events?: ReadonlyMap<number, readonly Buffer[]> } = {}): Promise<void> {
   const tpm = new TpmClient(await SocketTransport.connect({ path: tpmSocket }));
+  const events = opts.events ?? new Map(Object.entries(BOOT_MEASUREMENTS).map(([pcr, labels]) => [Number(pcr), labels.map(digest)]));
   try {
     await tpm.startup('clear');
-    for (const [pcr, labels] of Object.entries(BOOT_MEASUREMENTS)) {
-      for (const l of labels) await tpm.pcrExtend(Number(pcr), [{ hashAlg: TPM_ALG.SHA256, digest: digest(l) }]);
+    for (const [pcr, digests] of events) {
+      for (const d of digests) await tpm.pcrExtend(pcr, [{ hashAlg: TPM_ALG.SHA256, digest: d }]);
     }
     if (opts.tamper) await tpm.pcrExtend(9, [{ hashAlg: TPM_ALG.SHA256, digest: digest('malicious initrd module') }]);
   } finally {

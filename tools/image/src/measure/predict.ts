@@ -29,6 +29,11 @@ export interface PredictedPcr {
   readonly enforced: boolean;
   /** What went into it, for the report. */
   readonly events: readonly string[];
+  /**
+   * The SHA-256 digests extended, in order (`value` is their replay from zero); empty for a zero
+   * register. A simulated measured boot replays them (tools/local-cluster's namespace nodes).
+   */
+  readonly digests: readonly Buffer[];
 }
 
 /** The prediction of one image. */
@@ -44,7 +49,10 @@ export interface Prediction {
   };
 }
 
-const zero = (index: number, why: string): PredictedPcr => ({ index, value: Buffer.alloc(32), enforced: true, events: [why] });
+const zero = (index: number, why: string): PredictedPcr => ({ index, value: Buffer.alloc(32), enforced: true, events: [why], digests: [] });
+
+/** A register extended with `digests` from zero. */
+const replayed = (index: number, enforced: boolean, digests: Buffer[], events: string[]): PredictedPcr => ({ index, value: replay(digests), enforced, events, digests });
 
 /** Predicts the PCRs for a UKI booted by OVMF from a disk with this GPT. */
 export function predictPcrs(ukiBytes: Buffer, gpt: Gpt): Prediction {
@@ -55,31 +63,16 @@ export function predictPcrs(ukiBytes: Buffer, gpt: Gpt): Prediction {
   const loadOptions = sha256(Buffer.from(`${parts.cmdline}\0`, 'utf16le'));
   const initrd = sha256(parts.initrd);
   const pcrs: PredictedPcr[] = [
-    {
-      index: 4,
-      value: replay([sha256(CALLING_EFI_APPLICATION), SEPARATOR_DIGEST, peHash, kernelHash]),
-      enforced: true,
-      events: [
-        `EV_EFI_ACTION "${CALLING_EFI_APPLICATION}"`,
-        'EV_SEPARATOR',
-        `EV_EFI_BOOT_SERVICES_APPLICATION (UKI) ${peHash.toString('hex')}`,
-        `EV_EFI_BOOT_SERVICES_APPLICATION (kernel) ${kernelHash.toString('hex')}`,
-      ],
-    },
-    {
-      index: 5,
-      value: replay([SEPARATOR_DIGEST, sha256(uefiGptData(gpt)), ...EXIT_BOOT_SERVICES.map((a) => sha256(a))]),
-      enforced: false,
-      events: ['EV_SEPARATOR', 'EV_EFI_GPT_EVENT', ...EXIT_BOOT_SERVICES.map((a) => `EV_EFI_ACTION "${a}"`)],
-    },
+    replayed(4, true, [sha256(CALLING_EFI_APPLICATION), SEPARATOR_DIGEST, peHash, kernelHash], [
+      `EV_EFI_ACTION "${CALLING_EFI_APPLICATION}"`,
+      'EV_SEPARATOR',
+      `EV_EFI_BOOT_SERVICES_APPLICATION (UKI) ${peHash.toString('hex')}`,
+      `EV_EFI_BOOT_SERVICES_APPLICATION (kernel) ${kernelHash.toString('hex')}`,
+    ]),
+    replayed(5, false, [SEPARATOR_DIGEST, sha256(uefiGptData(gpt)), ...EXIT_BOOT_SERVICES.map((a) => sha256(a))], ['EV_SEPARATOR', 'EV_EFI_GPT_EVENT', ...EXIT_BOOT_SERVICES.map((a) => `EV_EFI_ACTION "${a}"`)]),
     zero(8, 'no boot loader measures a command line'),
-    {
-      index: 9,
-      value: replay([loadOptions, initrd]),
-      enforced: true,
-      events: [`EV_EVENT_TAG "LOADED_IMAGE::LoadOptions" ${loadOptions.toString('hex')}`, `EV_EVENT_TAG "Linux initrd" ${initrd.toString('hex')}`],
-    },
-    { index: 11, value: replay(stubPcr11Digests(parts)), enforced: true, events: [...parts.sections.keys()].filter((n) => n !== '.pcrsig').map((n) => `EV_IPL ${n}`) },
+    replayed(9, true, [loadOptions, initrd], [`EV_EVENT_TAG "LOADED_IMAGE::LoadOptions" ${loadOptions.toString('hex')}`, `EV_EVENT_TAG "Linux initrd" ${initrd.toString('hex')}`]),
+    replayed(11, true, stubPcr11Digests(parts), [...parts.sections.keys()].filter((n) => n !== '.pcrsig').map((n) => `EV_IPL ${n}`)),
     zero(12, 'no command-line override or credentials'),
     zero(13, 'no system extensions'),
     zero(15, 'cluster ID: zero until the node is marked'),

@@ -11,6 +11,7 @@ import { readState, writeState } from '../cluster.js';
 import { ClusterLayout, type NodeSpec } from '../layout.js';
 import { resetTpm } from '../machine.js';
 import { measureBoot } from '../measured-boot.js';
+import { bootEventsOf } from './image-measurements.js';
 import { writeMetadataFile } from '../metadata-file.js';
 import { destroyNodeCgroups } from './cgroups.js';
 import { LocalNetwork, nodeAddress } from './network.js';
@@ -52,7 +53,7 @@ export async function rebootRealNodes(root: string, names: string[]): Promise<vo
   const images = await builtImages(state.kubernetesVersion);
   for (const { node, index } of nodes) {
     await resetTpm(layout, node.name);
-    await measureBoot(layout.tpmSocket(node.name), { tamper: node.tampered ?? false });
+    await measureBoot(layout.tpmSocket(node.name), { tamper: node.tampered ?? false, ...(await bootEventsOf(layout)) });
     node.bootstrapper = await startNodeSupervisor(layout, node, index, images);
   }
   await writeState(layout, state);

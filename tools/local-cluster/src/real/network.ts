@@ -94,6 +94,11 @@ export class LocalNetwork {
     }
   }
 
+  /** Runs `ip <args>` inside the router namespace. */
+  ipInRouter(args: string[]): Promise<void> {
+    return this.ipIn(NETWORK.routerNamespace, args);
+  }
+
   private ipIn(ns: string, args: string[]): Promise<void> {
     return this.exec('ip', ['-n', ns, ...args]);
   }

@@ -28,6 +28,9 @@ import { clusterMemory, formatMemory } from './memory.js';
 import { startForward, type Forward } from './forwarder.js';
 import { LocalNetwork, namespaceExists, NETWORK, nodeAddress } from './network.js';
 import { NODE_TPM_SOCKET, writeNodeConfig } from './node-config.js';
+import { bootEventsOf } from './image-measurements.js';
+import type { VmSize } from './vm-node.js';
+import { addVmNode, prepareVmImage, startMetadataApi, stopVmNodes } from './vm-workers.js';
 
 /** Host port of the API server forward (kubectl/helm on the host use it). */
 export const API_FORWARD_PORT = 16443;
@@ -59,6 +62,16 @@ export interface RealUpOptions {
    * docs/adr/0042-upgrade-agent.md), for `asterism upgrade apply` (./e2e/upgrade-checks.ts).
    */
   upgradeAgent?: boolean;
+  /** VM workers booted from the node image (docs/adr/0039-vm-nodes-local-cluster.md). */
+  vmWorkers?: number;
+  /** The node image VMs boot (default: built into dist/local-cluster-image). */
+  vmImage?: string;
+  /** Prepare for VM nodes added later (addVmWorker) even with no VM worker now: the image's measurements become the cluster's. */
+  vmReady?: boolean;
+  /** Memory, vCPUs and state disk of each VM. */
+  vmSize?: Partial<VmSize>;
+  /** How long a VM worker may take from QEMU start to Ready (default 25 min: TCG). */
+  vmTimeoutMs?: number;
 }
 
 /** Port of the nodes' upgrade agents when `upgradeAgent` is on. */
@@ -104,7 +117,10 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   await writeMetadataFile(layout.metadataFile, nodes, hash);
   await writeFile(layout.attestationConfigFile, attestationConfigJson(), { mode: 0o600 });
   if (o.upgradeAgent) await writeFile(upgradeAgentMarker(layout), `${UPGRADE_AGENT_PORT}\n`);
-  const state: ClusterState = { created: new Date().toISOString(), binDir: k8sBinDir, backend: 'kubeadm', nodes: [], planned: nodes.map((n) => n.name), forwards: [], kubernetesVersion: version };
+  const vmNames = Array.from({ length: o.vmWorkers ?? 0 }, (_, i) => `vm-worker-${i}`);
+  // With VM nodes the image's predicted measurements are the cluster's, replayed by the namespace nodes.
+  const vmImage = vmNames.length > 0 || o.vmReady ? await stage(say, 'node image and its predicted measurements', () => prepareVmImage(layout, say, o.vmImage)) : undefined;
+  const state: ClusterState = { created: new Date().toISOString(), binDir: k8sBinDir, backend: 'kubeadm', nodes: [], planned: [...nodes.map((n) => n.name), ...vmNames], forwards: [], kubernetesVersion: version, ...(vmImage ? { vmImage } : {}) };
   await writeState(layout, state);
   const network = new LocalNetwork();
   await stage(say, 'network', async () => {
@@ -122,8 +138,9 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
     state.nodes.push(await stage(say, `boot ${node.name}${tamper ? ' (TAMPERED measured boot)' : ''}`, () => bootRealNode(layout, node, i, images, tamper)));
     await writeState(layout, state);
   }
+  if (vmImage && vmNames.length > 0) await stage(say, `boot ${vmNames.join(', ')} (QEMU, TCG)`, () => bootVmWorkers(layout, state, vmNames, vmImage, o.vmSize));
   const forwards = await startForwards(layout, nodes[0]!);
-  state.forwards = [server, ...forwards.map((f) => ({ name: f.name, hostPort: f.hostPort, pids: f.pids }))];
+  state.forwards = [...state.forwards!, ...forwards.map((f) => ({ name: f.name, hostPort: f.hostPort, pids: f.pids }))];
   await writeState(layout, state);
   const values = join(layout.root, 'helm-values.yaml');
   // JSON is YAML: helm reads it as a values file.
@@ -139,6 +156,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   await stage(say, 'nodes bootstrapped (init / join by attestation)', () => waitForNodes(layout, names, o.timeoutMs ?? 300_000, say, layout.hostKubeconfig));
   await stage(say, 'nodes Ready (kubelets)', () => Promise.all(names.map((n) => waitForReady(layout.hostKubeconfig, n, o.timeoutMs ?? 300_000))));
   for (const line of formatMemory(await clusterMemory(layout.hostKubeconfig, nodes.map((n) => n.name)))) say(`memory (RSS) ${line}`);
+  if (vmNames.length > 0) await stage(say, 'VM workers Ready (attested, joined)', () => Promise.all(vmNames.map((n) => waitForReady(layout.hostKubeconfig, n, o.vmTimeoutMs ?? 25 * 60_000))));
   return state;
 }
 
@@ -146,7 +164,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
 export async function bootRealNode(layout: ClusterLayout, node: NodeSpec, index: number, images: ImageManifest, tamper = false): Promise<ClusterState['nodes'][number]> {
   await mkdir(layout.nodeRoot(node.name), { recursive: true, mode: 0o700 });
   const swtpm = await startSwtpm(layout, node.name);
-  await measureBoot(layout.tpmSocket(node.name), { tamper });
+  await measureBoot(layout.tpmSocket(node.name), { tamper, ...(await bootEventsOf(layout)) });
   await createStateDisk(layout, node.name);
   // The node sees its own /run, which layout.nodeRoot()/run backs; /var/run is a link to it.
   await createHostKey(layout, node.name, 'run/state/ssh');
@@ -242,8 +260,17 @@ async function writeHostKubeconfig(layout: ClusterLayout): Promise<void> {
   await writeFile(layout.hostKubeconfig, text.replace(/server: https:\/\/[^\s]+/g, `server: https://127.0.0.1:${API_FORWARD_PORT}`), { mode: 0o600 });
 }
 
+/** Starts the metadata API, then boots each VM worker (after the namespace nodes: the metadata file names them all). */
+async function bootVmWorkers(layout: ClusterLayout, state: ClusterState, names: string[], image: string, size?: Partial<VmSize>): Promise<void> {
+  await startMetadataApi(layout, state);
+  for (const name of names) {
+    await addVmNode(layout, state, { name, role: 'Worker', ip: '' }, state.nodes.length, { image, ...(size ? { size } : {}) });
+    await writeState(layout, state);
+  }
+}
+
 /** Waits until the kubelet reports the node Ready. */
-async function waitForReady(kubeconfig: string, name: string, timeoutMs: number): Promise<void> {
+export async function waitForReady(kubeconfig: string, name: string, timeoutMs: number): Promise<void> {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfig);
   const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -271,11 +298,14 @@ export async function downReal(root: string, opts: { keep?: boolean; orphans?: b
   const state = await readState(layout);
   let stopped = 0;
   const stop = async (pid: number, graceMs: number) => {
-    if (!alive(pid)) return;
+    if (pid <= 0 || !alive(pid)) return;
     stopped++;
     await stopDetached(pid, graceMs);
   };
   for (const f of state?.forwards ?? []) for (const pid of f.pids) await stop(pid, 2000);
+  stopped += await stopVmNodes(state);
+  // QEMUs of VMs whose boot failed before the state recorded them.
+  for (const pid of processesMentioning(layout.root, 'qemu-system-x86_64')) await stop(pid, 3000);
   const nodeNames = new Set([...(state?.nodes ?? []).map((n) => n.name), ...(state?.planned ?? []), ...(opts.orphans ? leftoverNodeCgroups() : [])]);
   for (const name of nodeNames) stopped += await destroyNodeCgroups(name);
   for (const n of state?.nodes ?? []) await stop(n.swtpm, 5000);

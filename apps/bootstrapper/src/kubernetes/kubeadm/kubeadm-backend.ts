@@ -6,6 +6,7 @@ import { k8sCompliantHostname } from '@asterism/k8s/node-name';
 import type { Logger } from '@asterism/logger';
 import type { MetadataProvider } from '@asterism/metadata';
 import type { components } from '@asterism/proto';
+import { componentsForRole } from '@asterism/versions';
 import type { ClusterInitializer, InitClusterRequest } from '../../initserver/ports.js';
 import type { ClusterJoiner, JoinClusterRequest } from '../../joinclient/ports.js';
 import type { NodeFileWriter } from '../../state/file-writer.js';
@@ -157,7 +158,9 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
   async joinCluster(req: JoinClusterRequest, signal?: AbortSignal): Promise<void> {
     const log = req.joinId ? this.o.logger.child({ joinId: req.joinId }) : this.o.logger;
     const stage = <T>(name: string, fn: () => Promise<T>) => timedStage(log, 'kubeadm join step finished', name, fn);
-    await stage('installing components', () => this.installComponents(req.components, log, signal));
+    // A worker leaves out the control plane's images (libs/versions node-roles.ts).
+    const list = componentsForRole(req.components, req.role === 'ControlPlane' ? 'ControlPlane' : 'Worker');
+    await stage('installing components', () => this.installComponents(list, log, signal));
     const yaml = await this.joinConfig(req);
     await this.withConfig(yaml, async (config) => {
       await stage('writing audit policy', () => this.writeAuditPolicy());

@@ -79,6 +79,16 @@ describe('kubeadm backend with components', () => {
     assert.equal(calls[0]!.args[0], 'join');
   });
 
+  it("join: a worker leaves out the control plane's images; a control plane does not (this node has no image store, so an image it keeps fails the install)", async () => {
+    const etcd = { url: pathToFileURL(join(dir, 'kubeadm')).toString(), hash: sha(kubeadmBytes), installPath: `/run/state/images/localhost/asterism/etcd:3.6.6-0@sha256:${'c'.repeat(64)}`, extract: false };
+    const worker = await setup();
+    await worker.backend.joinCluster({ ...joinReq('kubeadm'), components: [component('kubeadm'), etcd] });
+    assert.equal(worker.calls[0]!.args[0], 'join');
+    const cp = await setup();
+    await assert.rejects(cp.backend.joinCluster({ ...joinReq('kubeadm'), role: 'ControlPlane', components: [component('kubeadm'), etcd] } as never), /IMAGE_IMPORT_FAILED|no container runtime/);
+    assert.deepEqual(cp.calls, []);
+  });
+
   it('join: a tampered artifact fails before kubeadm runs, naming the component and both hashes', async () => {
     const { root, backend, calls } = await setup();
     const tampered = await readFile(join(dir, 'kubeadm-tampered'));

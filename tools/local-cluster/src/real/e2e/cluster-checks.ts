@@ -19,6 +19,7 @@ import { SocketTransport, TpmClient } from '@asterism/tpm';
 import { stopDetached } from '../../detached.js';
 import { startSwtpm } from '../../machine.js';
 import { measureBoot } from '../../measured-boot.js';
+import { bootEventsOf } from '../image-measurements.js';
 import { clusterMemory, formatMemory, type NodeMemory } from '../memory.js';
 import { JOIN_FORWARD_PORT } from '../real-cluster.js';
 import type { RealClusterContext } from './context.js';
@@ -116,7 +117,7 @@ export async function workloadOnWorkers(ctx: RealClusterContext): Promise<void> 
 export async function attestedTicketFromPods(ctx: RealClusterContext): Promise<void> {
   const tpm = await startSwtpm(ctx.layout, 'test-client');
   try {
-    await measureBoot(ctx.layout.tpmSocket('test-client'));
+    await measureBoot(ctx.layout.tpmSocket('test-client'), await bootEventsOf(ctx.layout));
     const tpmClient = new TpmClient(await SocketTransport.connect({ path: ctx.layout.tpmSocket('test-client') }));
     const client = new joinApi.APIClient(`127.0.0.1:${JOIN_FORWARD_PORT}`, atlsChannelCredentials({ issuer: new QemuVtpmIssuer(async () => tpmClient) }));
     const diskUuid = '6a0c9c4f-23f5-4e34-a1f0-3b7c8d0e1f21';
