@@ -60,7 +60,7 @@ const pidDir = mkdtempSync(join(tmpdir(), 'asterism-pids-'));
 // A test that waits forever (a leaked connection, a server that never closes) must fail with its
 // name instead of hanging CI until the job's limit: every test, and every test file, gets at most
 // TEST_TIMEOUT_MS. The slowest file, the real-node suite (tools/local-cluster
-// real-cluster.int.spec.ts), took 15-20 min with its upgrade scenario, so the bound is 30 min.
+// real-cluster.int.spec.ts), takes 9-21 min depending on its scenarios and the load: 30 min.
 // (No --test-force-exit: it cuts the TAP reporter's summary that test-all counts.)
 const testTimeoutMs = process.env.TEST_TIMEOUT_MS ?? '1800000';
 const res = spawnSync(

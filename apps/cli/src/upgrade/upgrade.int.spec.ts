@@ -82,7 +82,8 @@ describe('asterism upgrade plan on a real kube-apiserver', { skip }, () => {
   });
 
   it('a usage mistake is a usage error, not a plan', async () => {
-    await assert.rejects(run(['apply']), /unknown upgrade action "apply"/);
+    await assert.rejects(run(['rollback']), /unknown upgrade action "rollback" \(want: plan or apply\)/);
+    await assert.rejects(run(['apply']), /apply needs --kubernetes-version <v>/);
   });
 });
 

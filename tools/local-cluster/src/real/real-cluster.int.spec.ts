@@ -6,8 +6,9 @@
  * attested IssueJoinTicket answered by the joinservice pod with a key from the keyservice pod;
  * join time from joinservice reachable to Node Ready; a worker reboot (rejoin); a tampered worker
  * refused; a worker joining while the keyservice is unavailable, and while one control plane has
- * no joinservice; an upgrade to the newest version through every node's upgrade agent (with
- * its faults, ./e2e/upgrade-checks.ts); a secret scan over every log (pod logs included); a clean `down`. The scenarios
+ * no joinservice; a secret scan over every log (pod logs included); a clean `down`. The upgrade
+ * scenarios (./e2e/upgrade-checks.ts) run on their own cluster with ./upgrade-scenarios-cli.ts
+ * (they add ~14 min; tools/local-cluster README). The scenarios
  * live in ./e2e; this file runs them in order on one cluster. Needs root, the node-runtime
  * packages and tools/k8s-testenv's binaries.
  */
@@ -32,9 +33,6 @@ import { joinTimeReport, measureJoin, type JoinTime } from './e2e/join-time.js';
 import { imagesImportedByInstaller, userArchiveRunsAsPod } from './e2e/image-checks.js';
 import { noSecretInLogs } from './e2e/secret-scan.js';
 import { denyListRefusesQuarantinedWorker, lastControlPlaneNeverQuarantined, stoppedVerificationServiceGrace } from './e2e/attestation-checks.js';
-import { applyUpgradeTo, lateWorkerRunsNewVersion, refusesTwoMinorsAhead, removeAbandonedJoin, secondApplyChangesNothing, startAvailabilityProbe, tamperedKubeadmStopsRollout, timingsOf, workloadAndDataKept } from './e2e/upgrade-checks.js';
-import { publishUpgradeTarget } from './upgrade-target.js';
-import { defaultKubernetesVersion } from '@asterism/versions';
 
 const skip = realNodesUnavailable();
 
@@ -42,8 +40,6 @@ const CONTROL_PLANES = ['control-plane-0', 'control-plane-1'];
 const WORKERS = ['worker-0', 'worker-1'];
 const ALL_NODES = [...CONTROL_PLANES, ...WORKERS];
 const LATE = ['worker-late', 'worker-late2'];
-/** The cluster is created at the pinned (older) version and upgraded to the newest (issue "Upgrades"). */
-const UPGRADE_TO = defaultKubernetesVersion();
 
 describe('local cluster, kubeadm backend: real nodes end to end', { skip }, () => {
   const root = mkdtempSync(join(tmpdir(), 'asterism-real-'));
@@ -56,8 +52,7 @@ describe('local cluster, kubeadm backend: real nodes end to end', { skip }, () =
     await eventually("the machine's local-cluster network is free", async () => (namespaceExists(NETWORK.routerNamespace) ? undefined : true), 900_000);
     const started = Date.now();
     // The pinned version (built by setup): its components come from the tool's artifact server.
-    // Every bootstrapper stays as its node's upgrade agent for the upgrade scenario.
-    await upReal({ root, controlPlanes: 2, workers: 2, binDir: binDir(), kubernetesVersion: K8S_VERSION, upgradeAgent: true, progress: ctx.log });
+    await upReal({ root, controlPlanes: 2, workers: 2, binDir: binDir(), kubernetesVersion: K8S_VERSION, progress: ctx.log });
     ctx.log(`up --backend kubeadm --control-planes 2 --workers 2 took ${((Date.now() - started) / 1000).toFixed(1)} s`);
   });
 
@@ -129,25 +124,6 @@ describe('local cluster, kubeadm backend: real nodes end to end', { skip }, () =
     // medians against a baseline in the same run). Here every join was measured through to Ready.
     assert.ok(joinTimes.some((t) => t.role === 'worker' && !t.excluded), 'at least one worker join was measured');
     for (const t of joinTimes) assert.ok(Number.isFinite(t.totalMs) && t.totalMs > 0 && t.stages.length > 0, `${t.node}: no complete join measurement (${JSON.stringify(t)})`);
-  });
-
-  // Before the continuous attestation scenarios: the last of them leaves a control plane with an
-  // extended PCR 9, whose upgrade agent the CLI would rightly refuse to trust.
-  it(`upgrade ${K8S_VERSION} -> ${UPGRADE_TO}: two minors ahead refused; a tampered kubeadm stops the rollout at the first node (Ready on the old version); the CLI killed mid-rollout and run again finishes; a Deployment kept a ready replica and a ConfigMap survives; a second run changes nothing; a worker joining afterwards runs ${UPGRADE_TO}`, async () => {
-    const started = Date.now();
-    await publishUpgradeTarget(UPGRADE_TO, ctx.log);
-    // The attested-ticket scenario's fictional worker-test holds a ticket but never joins: plan's
-    // "no node mid-join" check refused the upgrade because of it (the first suite run).
-    await removeAbandonedJoin(ctx, 'worker-test');
-    const probe = await startAvailabilityProbe(ctx);
-    await refusesTwoMinorsAhead(ctx, K8S_VERSION);
-    await tamperedKubeadmStopsRollout(ctx, K8S_VERSION, UPGRADE_TO, 'control-plane-0');
-    const run = await applyUpgradeTo(ctx, UPGRADE_TO, { killMidRollout: true });
-    const t = timingsOf(run.stdout);
-    ctx.log(`upgrade (resumed run): ${Object.entries(t.nodes).map(([n, sec]) => `${n} ${sec.toFixed(1)} s`).join(', ')}; total ${t.total?.toFixed(1)} s; scenario ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    await workloadAndDataKept(ctx, probe);
-    await secondApplyChangesNothing(ctx, UPGRADE_TO);
-    await lateWorkerRunsNewVersion(ctx, 'worker-upgraded', UPGRADE_TO);
   });
 
   it('continuous attestation: a healthy worker quarantined by the operator is refused by the deny list on rejoin (PERMISSION_DENIED, QUARANTINED, no data key); readmitted, it rejoins', () =>

@@ -43,9 +43,12 @@ export class RealClusterContext {
     return this.kc.makeApiClient(k8s.CoreV1Api);
   }
 
-  /** kubectl on the host forward; throws with kubectl's stderr on failure. */
+  /**
+   * kubectl on the host forward; throws with kubectl's stderr on failure. Output up to 64 MiB: the
+   * services' logs after an upgrade (several pods per label, Helm-restarted) passed the 1 MiB default.
+   */
   kubectl(...args: string[]): string {
-    return execFileSync(kubectlBinary(), ['--kubeconfig', this.layout.hostKubeconfig, '--request-timeout=20s', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return execFileSync(kubectlBinary(), ['--kubeconfig', this.layout.hostKubeconfig, '--request-timeout=20s', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
   }
 
   masterSecret(): { key: Buffer; salt: Buffer } {
