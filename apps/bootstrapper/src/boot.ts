@@ -110,7 +110,7 @@ export async function bootNode(config: BootstrapperConfig, runtimeFor: NodeRunti
     joinClient: (cleaner) =>
       new JoinClient(
         { ...pick(node, 'lock', 'dialer', 'metadata', 'disk', 'files', 'host', 'hostKey', 'logger'), csr: new KubeletCsrGenerator(), probe: new TcpReadinessProbe(), cluster: joinerAfterDisk(node), onLocked: () => cleaner.clean(), onReachable: (at) => void node.status({ phase: 'waiting', joinServiceReachableAt: at.toISOString() }) },
-        { joinServicePort: node.cfg.joinServicePort },
+        { joinServicePort: node.cfg.joinServicePort, joinTimeoutMs: node.cfg.joinTimeoutMs },
       ),
   });
   if (rebooting || result === 'failed') return;

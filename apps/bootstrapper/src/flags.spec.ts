@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FlagError, parseFlags } from './flags.js';
+import { FlagError, parseFlags, USAGE } from './flags.js';
 
 describe('bootstrapper flags', () => {
   it('takes the variant and CSP from the environment like the reference, with sane defaults', () => {
@@ -44,6 +44,30 @@ describe('bootstrapper flags', () => {
     assert.equal(parseFlags(['--attestation-variant', 'dummy'], {})!.joinSourceAddress, undefined);
     assert.equal(parseFlags(['--attestation-variant', 'dummy', '--join-source-address=127.42.0.11'], {})!.joinSourceAddress, '127.42.0.11');
   });
+});
+
+describe('bootstrapper flags: --join-timeout', () => {
+  const timeout = (...flags: string[]) => parseFlags(['--attestation-variant', 'dummy', ...flags], {})!.joinTimeoutMs;
+
+  it('defaults to the reference\'s 5 minutes and takes Go-style durations', () => {
+    assert.equal(timeout(), 5 * 60_000);
+    assert.equal(timeout('--join-timeout=20m'), 20 * 60_000);
+    assert.equal(timeout('--join-timeout', '90s'), 90_000);
+    assert.equal(timeout('--join-timeout=1h30m'), 90 * 60_000);
+    assert.equal(timeout('--join-timeout=1500ms'), 1500);
+    assert.equal(timeout('--join-timeout=24h'), 24 * 3_600_000);
+  });
+
+  it('refuses what is not a duration within 1s..24h, naming the flag', () => {
+    for (const bad of ['20', '', 'm', '20 m', '-5m', '1.5m', '20min', '5m ', 'h1']) {
+      assert.throws(() => timeout(`--join-timeout=${bad}`), (e: unknown) => e instanceof FlagError && e.message === `invalid --join-timeout "${bad}": want a duration like 90s, 20m or 1h30m`, bad);
+    }
+    assert.throws(() => timeout('--join-timeout=999ms'), (e: unknown) => e instanceof FlagError && /must be between 1s and 24h/.test(e.message));
+    assert.throws(() => timeout('--join-timeout=24h1s'), /must be between 1s and 24h/);
+    assert.throws(() => timeout('--join-timeout=0s'), /must be between 1s and 24h/);
+  });
+
+  it('is documented in --help', () => assert.match(USAGE, /--join-timeout <d> +deadline of a join's Kubernetes phase/));
 });
 
 describe('bootstrapper flags: cloud vTPM variants', () => {

@@ -53,6 +53,8 @@ export interface BootstrapperConfig {
   recoveryPort: number;
   /** upgradeagent.API port: stay resident after bootstrapping as the node's upgrade agent (0 = off, docs/adr/0042-upgrade-agent.md). */
   upgradeAgentPort: number;
+  /** Deadline of a join's Kubernetes phase (components, kubeadm join; all attempts), in ms. */
+  joinTimeoutMs: number;
 }
 
 export const USAGE = `Usage: bootstrapper [flags]
@@ -106,6 +108,10 @@ Flags (environment in brackets):
   --kube-proxy-conntrack-max-per-core <n>
                                  kubeadm backend: kube-proxy's conntrack.maxPerCore; 0 keeps the
                                  kernel's limit (needed when the node is a network namespace)
+  --join-timeout <d>             deadline of a join's Kubernetes phase (installing the components,
+                                 kubeadm join, all attempts) as a duration like 90s, 20m or 1h30m,
+                                 between 1s and 24h; when it passes the node resets its state disk
+                                 and reboots (default 5m; an emulated VM needs more)
   --recovery-port <n>            recoverproto.API port on --init-host while a rebooted node waits
                                  for its disk key, 0 = off (default 9999)
   --upgrade-agent-port <n>       stay resident after bootstrapping and serve the upgrade agent
@@ -140,6 +146,7 @@ const OPTIONS = {
   'image-repository': { type: 'string' },
   'ignore-preflight-errors': { type: 'string' },
   'kube-proxy-conntrack-max-per-core': { type: 'string' },
+  'join-timeout': { type: 'string' },
   'recovery-port': { type: 'string' },
   'upgrade-agent-port': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -218,6 +225,19 @@ function kubernetes(values: FlagValues) {
     kubeProxyConntrackMaxPerCore: conntrack === undefined ? undefined : int('kube-proxy-conntrack-max-per-core', conntrack, 0, 0, 1 << 20),
     recoveryPort: int('recovery-port', values['recovery-port'], 9999, 0, 65535),
     upgradeAgentPort: int('upgrade-agent-port', values['upgrade-agent-port'], 0, 0, 65535),
+    joinTimeoutMs: durationMs('join-timeout', values['join-timeout'], 5 * 60_000, 1000, 24 * 3_600_000),
     ignorePreflightErrors: (values['ignore-preflight-errors'] ?? '').split(',').map((s) => s.trim()).filter(Boolean),
   } satisfies Partial<BootstrapperConfig>;
+}
+
+const DURATION_UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A Go-style duration flag (`90s`, `20m`, `1h30m`) in ms within [min, max]; `fallback` when absent. */
+export function durationMs(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const parts = [...raw.matchAll(/(\d+)(ms|s|m|h)/g)];
+  if (!/^(\d+(ms|s|m|h))+$/.test(raw) || parts.length === 0) throw new FlagError(`invalid --${name} "${raw}": want a duration like 90s, 20m or 1h30m`);
+  const ms = parts.reduce((sum, [, n, unit]) => sum + Number(n) * DURATION_UNIT_MS[unit!]!, 0);
+  if (ms < min || ms > max) throw new FlagError(`invalid --${name} "${raw}": must be between ${min / 1000}s and ${max / 3_600_000}h`);
+  return ms;
 }
