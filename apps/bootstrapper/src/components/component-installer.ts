@@ -68,13 +68,15 @@ export class ComponentInstaller {
     if (firstImage && !this.o.images) {
       throw new ComponentInstallError('IMAGE_IMPORT_FAILED', `component ${firstImage.name}: this node has no container runtime to import images into; nothing was installed`, { details: { component: firstImage.name } });
     }
+    const started = performance.now();
     const report: InstallReport = { installed: [], skipped: [] };
     const todo: ComponentSpec[] = [];
     for (const s of specs) {
       if (await this.isInstalled(s)) report.skipped.push(s.name);
       else todo.push(s);
     }
-    if (todo.length === 0) return this.done(report);
+    this.o.logger.info('installed components checked', { toInstall: todo.map((s) => s.name), durationMs: Math.round(performance.now() - started) });
+    if (todo.length === 0) return this.done(report, started);
     const staging = await mkdtemp(join(this.o.stagingParent ?? tmpdir(), 'asterism-components-'));
     try {
       const staged: Staged[] = [];
@@ -88,11 +90,11 @@ export class ComponentInstaller {
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
-    return this.done(report);
+    return this.done(report, started);
   }
 
-  private done(report: InstallReport): InstallReport {
-    this.o.logger.info('Kubernetes components ready', { installed: report.installed, skipped: report.skipped });
+  private done(report: InstallReport, started: number): InstallReport {
+    this.o.logger.info('Kubernetes components ready', { installed: report.installed, skipped: report.skipped, durationMs: Math.round(performance.now() - started) });
     return report;
   }
 
@@ -120,6 +122,7 @@ export class ComponentInstaller {
 
   /** Stage 2: one checked artifact into place. */
   private async put(s: Staged, staging: string): Promise<void> {
+    const started = performance.now();
     try {
       if (s.spec.image) await importImage(this.o.images!, s.spec, s.spec.image, s.file);
       else if (s.spec.extract) await this.putArchive(s, staging);
@@ -131,6 +134,7 @@ export class ComponentInstaller {
         cause: err,
       });
     }
+    this.o.logger.info('component installed', { component: s.spec.name, durationMs: Math.round(performance.now() - started) });
   }
 
   /** Extracts a checked archive into staging, then moves each of its files into the install folder. */
