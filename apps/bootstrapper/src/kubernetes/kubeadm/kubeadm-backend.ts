@@ -185,10 +185,16 @@ export class KubeadmBackend implements ClusterInitializer, ClusterJoiner {
     return this.run(this.o.kubeadm, args, signal, onLine);
   }
 
+  /**
+   * The audit policy, and the patches folder the configuration names: kubeadm refuses a missing
+   * one. The reference's folder exists because its components put patches there; a node image
+   * whose components carry none (or whose /opt is a fresh state disk) has no such folder yet.
+   */
   private async writeAuditPolicy(): Promise<void> {
     const path = this.o.files.resolve(KUBEADM.auditPolicy);
     await mkdir(dirname(path), { recursive: true });
     await writeFile(path, AUDIT_POLICY, { mode: 0o600 });
+    await mkdir(this.o.files.resolve(KUBEADM.patchesDir), { recursive: true, mode: 0o755 });
   }
 
   private async recreateManifests(): Promise<void> {

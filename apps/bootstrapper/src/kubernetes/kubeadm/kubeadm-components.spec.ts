@@ -39,9 +39,9 @@ describe('kubeadm backend with components', () => {
   const setup = async () => {
     const root = await mkdtemp(join(dir, 'root-'));
     const files = new NodeFileWriter(root);
-    const calls: { binary: string; args: string[]; installed: boolean }[] = [];
+    const calls: { binary: string; args: string[]; installed: boolean; patchesDir: boolean }[] = [];
     const run: CommandRunner = async (binary, args) => {
-      calls.push({ binary, args, installed: existsSync(binary) });
+      calls.push({ binary, args, installed: existsSync(binary), patchesDir: existsSync(files.resolve('/opt/kubernetes/patches')) });
       return '';
     };
     const backend = new KubeadmBackend({
@@ -77,6 +77,7 @@ describe('kubeadm backend with components', () => {
     assert.equal(calls[0]!.binary, join(root, 'run/state/bin/kubeadm'));
     assert.equal(calls[0]!.installed, true);
     assert.equal(calls[0]!.args[0], 'join');
+    assert.ok(calls[0]!.patchesDir, 'the patches folder the configuration names exists when kubeadm runs (kubeadm refuses a missing one)');
   });
 
   it("join: a worker leaves out the control plane's images; a control plane does not (this node has no image store, so an image it keeps fails the install)", async () => {
