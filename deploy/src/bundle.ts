@@ -164,6 +164,9 @@ export async function bundleApp(app: string, opts: BundleOptions = {}): Promise<
   // init path, the AWS SDK on AWS nodes) goes to chunks/ and is parsed only when loaded. On a node
   // VM, parsing the whole bundle was most of Node's start (docs/protocol/node-image.md "Boot time").
   const split = !single;
+  // Chunk names carry content hashes: without this, every earlier build's chunks stayed beside
+  // the new ones (and went into the node image, changing its input key).
+  for (const stale of ['chunks', `${outfile}`, `${outfile}.map`, `${outfile}.LEGAL.txt`]) rmSync(resolve(outDir, stale), { recursive: true, force: true });
   const result = await esbuild.build({
     entryPoints: split ? { main: entry } : [entry],
     ...(split ? { outdir: outDir, splitting: true, chunkNames: 'chunks/[name]-[hash]', outExtension: { '.js': '.mjs' } } : { outfile }),

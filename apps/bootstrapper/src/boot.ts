@@ -29,6 +29,7 @@ import type { ClusterJoiner } from './joinclient/ports.js';
 import { TcpReadinessProbe } from './joinclient/readiness-probe.js';
 import { RejoinClient } from './joinclient/rejoin-client.js';
 import { metadataFor } from './metadata-source.js';
+import { waitForMetadata } from './network-wait.js';
 import { detectNodeCondition } from './node-condition.js';
 import { KubeletCsrGenerator } from './node-identity/kubelet-csr.js';
 import { InitDiskBinder } from './node-identity/init-disk-binding.js';
@@ -170,10 +171,13 @@ function stateDiskMapper(cfg: BootstrapperConfig, files: NodeFileWriter, logger:
 /**
  * The node's condition. With the disk mapper, the state disk is prepared first: a fresh one is
  * formatted and opened (then the node state decides as without it), a cluster's disk stays locked
- * and the node must rejoin (its node state is on that disk).
+ * and the node must rejoin (its node state is on that disk). Then the network stage: the metadata
+ * source must answer (network-wait.ts).
  */
 async function nodeCondition(node: BootNode): Promise<NodeCondition> {
   const prepared = await node.mapper?.prepare();
+  // Every later stage talks to the network; the image starts the bootstrapper before network-online.target.
+  await waitForMetadata(node.metadata, node.logger);
   if (prepared === 'locked') return 'initialized';
   return detectNodeCondition(node.platform.mark, node.disk, node.files.resolve(NODE_STATE_PATH));
 }

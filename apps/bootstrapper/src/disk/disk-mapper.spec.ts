@@ -23,6 +23,9 @@ interface Disk {
   serviceFails?: boolean;
 }
 
+/** What `mkfs.ext4 -n` prints for a 1 GiB device (e2fsprogs 1.47, Debian 12). */
+const DRY_RUN = 'Creating filesystem with 262144 4k blocks and 65536 inodes\nFilesystem UUID: 0b0c0d0e-0000-4000-8000-000000000000\nSuperblock backups stored on blocks: \n\t32768, 98304, 163840, 229376\n\n';
+
 /** Records every command; answers cryptsetup like a disk in the given condition. */
 function recorder(disk: Disk) {
   const calls: string[] = [];
@@ -44,6 +47,8 @@ function recorder(disk: Disk) {
       if (binary === 'mountpoint') throw new Error('not a mount point');
       if (binary === 'systemctl' && args[0] === 'start') await disk.serviceStart;
       if (binary === 'systemctl' && args[0] === 'is-active' && disk.serviceFails) throw new Error('inactive');
+      if (binary === 'blockdev') return '1073741824\n';
+      if (binary === 'mkfs.ext4' && args[0] === '-n') return DRY_RUN;
       if (binary === 'dmsetup') return 'state: 0 8 crypt aes-xts-plain64 :96:logon:cryptsetup:x 0 253:0 0 1 integrity:32:aead\nstate_dif: 0 8 integrity 254:16 0 32 J 1 internal_hash:hmac(sha256):32\n';
       return '';
     },
@@ -73,12 +78,22 @@ describe('StateDiskMapper', () => {
     assert.equal(key.length, 32);
     assert.equal(statSync(join(dir, 'keys', 'state.key')).mode & 0o777, 0o600);
     const verbs = calls.map((c) => c.split(' ').slice(0, 2).join(' '));
-    assert.deepEqual(verbs.slice(0, 11), ['cryptsetup isLuks', 'cryptsetup luksFormat', 'cryptsetup token', 'cryptsetup open', 'mkfs.ext4 -q', 'mountpoint -q', 'mount -t', 'mountpoint -q', 'mount --bind', 'dmsetup table', 'systemctl start']);
+    const zeroing = calls.filter((c) => c.startsWith('dd '));
+    const rest = verbs.filter((v) => v !== 'dd if=/dev/zero');
+    assert.deepEqual(rest.slice(0, 13), ['cryptsetup isLuks', 'cryptsetup luksFormat', 'cryptsetup token', 'cryptsetup open', 'blockdev --getsize64', 'mkfs.ext4 -n', 'mkfs.ext4 -q', 'mountpoint -q', 'mount -t', 'mountpoint -q', 'mount --bind', 'dmsetup table', 'systemctl start']);
     // containerd's check and the UUID read run side by side (the start is not awaited after a format).
-    assert.deepEqual(verbs.slice(11).sort(), ['cryptsetup luksUUID', 'systemctl is-active']);
-    assert.match(calls[1]!, /--type luks2 .*--integrity hmac-sha256 --key-file=- \/dev\/vdb$/);
-    assert.match(calls[6]!, new RegExp(`mount -t ext4 /dev/mapper/state ${join(dir, 'state')}$`));
-    assert.match(calls[8]!, new RegExp(`mount --bind ${join(dir, 'state', dir, 'var/lib/containerd')} ${join(dir, 'var/lib/containerd')}$`));
+    assert.deepEqual(rest.slice(13).sort(), ['cryptsetup luksUUID', 'systemctl is-active']);
+    assert.match(calls[1]!, /--type luks2 .*--integrity hmac-sha256 --integrity-no-wipe --key-file=- \/dev\/vdb$/);
+    // The edges before the dry run, then the superblock groups' heads it names, all before the real mkfs.
+    const mkfs = calls.findIndex((c) => c.startsWith('mkfs.ext4 -q'));
+    assert.ok(calls.findIndex((c) => c.startsWith('dd ')) < calls.findIndex((c) => c.startsWith('mkfs.ext4 -n')));
+    assert.ok(calls.findLastIndex((c) => c.startsWith('dd ')) < mkfs);
+    for (const backup of [32768, 98304, 163840, 229376]) assert.ok(zeroing.some((c) => c.includes(`seek=${backup * 4096} count=${1026 * 4096} `)), `the head of the group at block ${backup} is zeroed`);
+    assert.ok(zeroing.every((c) => c.includes('of=/dev/mapper/state') && c.includes('oflag=seek_bytes,direct') && c.includes('iflag=count_bytes')), 'zeros go through the mapping (valid tags), not to the raw disk');
+    assert.equal(calls[mkfs], 'mkfs.ext4 -q -L state -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 /dev/mapper/state');
+    assert.equal(calls.find((c) => c.startsWith('mkfs.ext4 -n')), 'mkfs.ext4 -n -L state -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 /dev/mapper/state', 'the dry run has the real run\'s options');
+    assert.match(calls.find((c) => c.startsWith('mount -t'))!, new RegExp(`mount -t ext4 /dev/mapper/state ${join(dir, 'state')}$`));
+    assert.match(calls.find((c) => c.startsWith('mount --bind'))!, new RegExp(`mount --bind ${join(dir, 'state', dir, 'var/lib/containerd')} ${join(dir, 'var/lib/containerd')}$`));
     for (const c of calls) assert.ok(!c.includes(key.toString('hex')) && !c.includes(key.toString('base64')), 'the key never appears in arguments');
   });
 

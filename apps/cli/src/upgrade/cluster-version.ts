@@ -1,9 +1,10 @@
 /**
- * The cluster's version record during an upgrade (docs/protocol/upgrade.md "Apply"): the
- * NodeVersion `constellation-version` gets the target's version and a new immutable components
- * ConfigMap (the target row plus the service images the current list carries), so nodes joining
- * from then on install the new version. Annotations record the upgrade in progress
- * (`asterism.dev/upgrade-from`, `-to`) until the last node is done, so a re-run resumes it.
+ * The cluster's version record during an upgrade (docs/protocol/upgrade.md "Apply"): a new
+ * immutable components ConfigMap (the target row plus the service images the current list
+ * carries) and annotations on the NodeVersion `constellation-version` record the upgrade in
+ * progress (`asterism.dev/upgrade-from`, `-to`, `-components`) until the last node is done, so a
+ * re-run resumes it. The NodeVersion's spec (what joining nodes install) moves to the target only
+ * once the first control plane runs it; a rollout stopped before that leaves the spec as it was.
  */
 import * as k8s from '@kubernetes/client-node';
 import { componentsConfigMapName, decodeComponents, encodeComponents, fromApiError, NODE_VERSION_NAME, UPDATE_GROUP, UPDATE_VERSION, type KubeClients } from '@asterism/k8s';
@@ -13,13 +14,14 @@ import { isImageInstallPath, wireComponents, type VersionRow } from '@asterism/v
 /** Annotation names of an upgrade in progress. */
 export const UPGRADE_FROM = 'asterism.dev/upgrade-from';
 export const UPGRADE_TO = 'asterism.dev/upgrade-to';
+export const UPGRADE_COMPONENTS = 'asterism.dev/upgrade-components';
 
 /** What the NodeVersion says. */
 export interface VersionRecord {
   clusterVersion: string;
   componentsReference: string;
-  /** Set while an upgrade runs (from the annotations). */
-  inProgress?: { from: string; to: string };
+  /** Set while an upgrade runs (from the annotations); `components` names the target's ConfigMap. */
+  inProgress?: { from: string; to: string; components?: string };
 }
 
 type Clients = Pick<KubeClients, 'core' | 'custom'>;
@@ -35,7 +37,12 @@ export async function readVersionRecord(c: Clients): Promise<VersionRecord> {
   const a = obj.metadata?.annotations ?? {};
   const from = a[UPGRADE_FROM];
   const to = a[UPGRADE_TO];
-  return { clusterVersion: obj.spec?.kubernetesClusterVersion ?? '', componentsReference: obj.spec?.kubernetesComponentsReference ?? '', ...(from && to ? { inProgress: { from, to } } : {}) };
+  const components = a[UPGRADE_COMPONENTS];
+  return {
+    clusterVersion: obj.spec?.kubernetesClusterVersion ?? '',
+    componentsReference: obj.spec?.kubernetesComponentsReference ?? '',
+    ...(from && to ? { inProgress: { from, to, ...(components ? { components } : {}) } } : {}),
+  };
 }
 
 /** The components of the current ConfigMap. */
@@ -58,7 +65,7 @@ export function targetComponents(target: VersionRow, current: readonly component
   return [...wireComponents(target, artifactBase), ...services];
 }
 
-/** Creates the ConfigMap (if missing) and points the NodeVersion at it with the target version; marks the upgrade in progress. */
+/** Creates the ConfigMap (if missing) and marks the upgrade in progress with it; the spec stays (recordClusterVersion moves it). */
 export async function recordTarget(c: Clients, from: string, target: string, list: components.Component[]): Promise<string> {
   const name = componentsConfigMapName(list);
   try {
@@ -66,13 +73,18 @@ export async function recordTarget(c: Clients, from: string, target: string, lis
   } catch (err) {
     if ((err as { code?: number }).code !== 409) throw fromApiError(err, `creating ConfigMap kube-system/${name}`);
   }
-  await patchNodeVersion(c, { metadata: { annotations: { [UPGRADE_FROM]: from, [UPGRADE_TO]: target } }, spec: { kubernetesClusterVersion: target, kubernetesComponentsReference: name } });
+  await patchNodeVersion(c, { metadata: { annotations: { [UPGRADE_FROM]: from, [UPGRADE_TO]: target, [UPGRADE_COMPONENTS]: name } } });
   return name;
 }
 
-/** Removes the in-progress annotations (the last node is done). */
+/** Points the NodeVersion's spec at the target (the first control plane runs it): joining nodes install it from now on. */
+export async function recordClusterVersion(c: Clients, target: string, componentsName: string): Promise<void> {
+  await patchNodeVersion(c, { spec: { kubernetesClusterVersion: target, kubernetesComponentsReference: componentsName } });
+}
+
+/** Removes the in-progress annotations: the last node is done, or the first control plane's step failed and was restored. */
 export async function recordFinished(c: Clients): Promise<void> {
-  await patchNodeVersion(c, { metadata: { annotations: { [UPGRADE_FROM]: null, [UPGRADE_TO]: null } } });
+  await patchNodeVersion(c, { metadata: { annotations: { [UPGRADE_FROM]: null, [UPGRADE_TO]: null, [UPGRADE_COMPONENTS]: null } } });
 }
 
 async function patchNodeVersion(c: Clients, body: object): Promise<void> {

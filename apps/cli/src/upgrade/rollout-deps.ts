@@ -6,7 +6,7 @@ import { fromApiError, type KubeClients } from '@asterism/k8s';
 import { supportedKubernetesVersions, versionRow, type VersionRow } from '@asterism/versions';
 import type { UpgradeAgents } from './agent-client.js';
 import { readClusterFacts } from './cluster-facts.js';
-import { readComponents, readVersionRecord, recordFinished, recordTarget, targetComponents } from './cluster-version.js';
+import { readComponents, readVersionRecord, recordClusterVersion, recordFinished, recordTarget, targetComponents } from './cluster-version.js';
 import { drainNode, setUnschedulable } from './node-drain.js';
 import type { RolloutDeps } from './rollout.js';
 
@@ -34,6 +34,7 @@ export function clusterRolloutDeps(o: ClusterRolloutOptions): RolloutDeps {
     currentComponents: (ref) => throughRestarts(() => readComponents(o.clients, ref)),
     targetComponents: (current) => targetComponents(row(), current, o.artifactBase, supportedKubernetesVersions().map((v) => versionRow(v))),
     recordTarget: (from, target, list) => recordTarget(o.clients, from, target, list),
+    recordClusterVersion: (target, name) => throughRestarts(() => recordClusterVersion(o.clients, target, name)),
     recordFinished: () => throughRestarts(() => recordFinished(o.clients)),
     node: async (name) => {
       const n = await throughRestarts(() => core.readNode({ name })).catch((err: unknown) => {

@@ -36,8 +36,12 @@ class FakeCluster {
       targetComponents: () => LIST,
       recordTarget: async (from, target) => {
         this.calls.push(`record ${from}->${target}`);
-        this.record = { clusterVersion: target, componentsReference: 'k8s-components-new', inProgress: { from, to: target } };
+        this.record = { ...this.record, inProgress: { from, to: target, components: 'k8s-components-new' } };
         return 'k8s-components-new';
+      },
+      recordClusterVersion: async (target, name) => {
+        this.calls.push(`nodeversion ${target} ${name}`);
+        this.record = { ...this.record, clusterVersion: target, componentsReference: name };
       },
       recordFinished: async () => {
         this.calls.push('finished');
@@ -83,6 +87,32 @@ describe('upgrade apply rollout (orchestrator over fakes; the real cluster runs 
     assert.ok([...c.nodes.values()].every((n) => n.kubeletVersion === TO && !n.unschedulable));
   });
 
+  it('the NodeVersion moves to the target only once the first control plane is Ready on it (joining nodes never get a version newer than the API server)', async () => {
+    const c = new FakeCluster([['worker-0', false], ['control-plane-1', true], ['control-plane-0', true]]);
+    await applyUpgrade(c.deps(), TO);
+    const moved = c.calls.indexOf(`nodeversion ${TO} k8s-components-new`);
+    assert.ok(moved > c.calls.indexOf('uncordon control-plane-0'), 'after the first control plane');
+    assert.ok(moved < c.calls.indexOf('agent control-plane-1 STEP_NODE'), 'before the second node');
+    assert.equal(c.calls.filter((x) => x.startsWith('nodeversion')).length, 1);
+    assert.deepEqual(c.record, { clusterVersion: TO, componentsReference: 'k8s-components-new' });
+  });
+
+  it('a failed first control plane that was restored leaves the NodeVersion as it was and removes the upgrade mark', async () => {
+    const c = new FakeCluster([['control-plane-0', true], ['worker-0', false]]);
+    c.failOn = 'control-plane-0';
+    const lines: string[] = [];
+    await assert.rejects(applyUpgrade(c.deps(lines), TO), (e: unknown) => e instanceof UpgradeApplyError && e.code === 'NODE_STEP_FAILED');
+    assert.deepEqual(c.record, { clusterVersion: FROM, componentsReference: 'k8s-components-old' });
+    assert.ok(!c.calls.some((x) => x.startsWith('nodeversion')));
+    assert.match(lines.join('\n'), /NodeVersion stays on v1\.34\.4 .*nodes joining now install v1\.34\.4/);
+    // A later run is a fresh start, not a resume.
+    c.failOn = undefined;
+    c.calls = [];
+    await applyUpgrade(c.deps(lines), TO);
+    assert.equal(c.calls[0], `record ${FROM}->${TO}`);
+    assert.equal(c.record.clusterVersion, TO);
+  });
+
   it('a second run changes nothing', async () => {
     const c = new FakeCluster([['control-plane-0', true], ['worker-0', false]]);
     await applyUpgrade(c.deps(), TO);
@@ -113,7 +143,7 @@ describe('upgrade apply rollout (orchestrator over fakes; the real cluster runs 
     c.failOn = undefined;
     c.calls = [];
     await applyUpgrade(c.deps(), TO);
-    assert.ok(!c.calls.some((x) => x.startsWith('record')), 'NodeVersion not recorded again');
+    assert.ok(!c.calls.some((x) => x.startsWith('record') || x.startsWith('nodeversion')), 'NodeVersion not recorded again');
     assert.deepEqual(nodeSteps(c), ['agent worker-0 STEP_NODE', 'agent worker-1 STEP_NODE']);
     assert.equal(c.record.inProgress, undefined);
   });

@@ -1,8 +1,9 @@
 /**
  * `asterism upgrade apply` as short stages (docs/protocol/upgrade.md "Apply"): checks (plan's, or
- * a resume's) -> the NodeVersion and a new components ConfigMap -> the target's images staged on
+ * a resume's) -> a new components ConfigMap and the upgrade mark -> the target's images staged on
  * every node -> node by node in plan order: cordon, drain, the agent's step, Ready on the new
- * kubelet, uncordon -> the services with Helm -> done. Every stage checks its end state first, so
+ * kubelet, uncordon (after the first control plane: the NodeVersion moves to the target) -> the
+ * services with Helm -> done. Every stage checks its end state first, so
  * a re-run after an interruption continues and a second run changes nothing. A failed node step
  * stops the rollout naming the node, the step and the agent's typed code.
  */
@@ -34,7 +35,11 @@ export interface RolloutDeps {
   currentComponents(reference: string): Promise<components.Component[]>;
   /** The target's components, computed from the current ones. */
   targetComponents(current: components.Component[]): components.Component[];
+  /** The target's components ConfigMap and the upgrade mark; resolves with the ConfigMap's name. */
   recordTarget(from: string, target: string, list: components.Component[]): Promise<string>;
+  /** The NodeVersion's spec to the target (what joining nodes install). */
+  recordClusterVersion(target: string, componentsName: string): Promise<void>;
+  /** Removes the upgrade mark. */
   recordFinished(): Promise<void>;
   node(name: string): Promise<NodeState>;
   cordon(name: string, unschedulable: boolean): Promise<void>;
@@ -70,12 +75,22 @@ export async function applyUpgrade(d: RolloutDeps, target: string): Promise<Appl
   const plan = checkedPlan(record, facts, target, d.supported);
   const from = record.inProgress?.from ?? record.clusterVersion;
   d.say(`${record.inProgress ? 'Resuming the upgrade' : 'Upgrading'} ${from} -> ${target}: ${plan.steps.length} nodes, one at a time.`);
-  const list = await recordVersion(d, record, from, target);
+  const { list, name } = await recordVersion(d, record, from, target);
   await stageImages(d, plan.steps, target, list);
   const nodeSeconds: Record<string, number> = {};
-  for (const step of plan.steps) {
-    const s = await upgradeNode(d, step, plan.steps.length, target, from, list);
+  let specOnTarget = record.clusterVersion === target;
+  for (const [i, step] of plan.steps.entries()) {
+    const s = await upgradeNode(d, step, plan.steps.length, target, from, list).catch(async (err: unknown) => {
+      if (i === 0 && !specOnTarget) await unmarkAfterFirstFailure(d, err, from);
+      throw err;
+    });
     if (s !== undefined) nodeSeconds[step.name] = s;
+    if (!specOnTarget) {
+      // The first control plane (kubeadm upgrade apply) runs the target: a node joining now may install it.
+      await d.recordClusterVersion(target, name);
+      specOnTarget = true;
+      d.say(`NodeVersion: ${from} -> ${target}, components ${name} (nodes joining from now on install ${target})`);
+    }
   }
   d.say(await d.upgradeServices(from, target).catch((err: unknown) => {
     throw new UpgradeApplyError('SERVICES_FAILED', `every node is on ${target}, but upgrading the services failed: ${(err as Error).message}; run apply again`);
@@ -108,16 +123,29 @@ export function checkedPlan(record: VersionRecord, facts: ClusterFacts, target: 
   return plan;
 }
 
-/** New components ConfigMap and NodeVersion (skipped when a resumed upgrade did it). */
-async function recordVersion(d: RolloutDeps, record: VersionRecord, from: string, target: string): Promise<components.Component[]> {
+/** New components ConfigMap and the upgrade mark (skipped when a resumed upgrade did it). */
+async function recordVersion(d: RolloutDeps, record: VersionRecord, from: string, target: string): Promise<{ list: components.Component[]; name: string }> {
   if (record.inProgress) {
-    d.say(`NodeVersion: ${target} already, components ${record.componentsReference}`);
-    return d.currentComponents(record.componentsReference);
+    // An upgrade marked before the components annotation existed had moved the spec already.
+    const name = record.inProgress.components ?? record.componentsReference;
+    d.say(`Upgrade to ${target} recorded already, components ${name}`);
+    return { list: await d.currentComponents(name), name };
   }
   const list = d.targetComponents(await d.currentComponents(record.componentsReference));
   const name = await d.recordTarget(from, target, list);
-  d.say(`NodeVersion: ${from} -> ${target}, components ${name} (nodes joining from now on install ${target})`);
-  return list;
+  d.say(`Upgrade ${from} -> ${target} recorded, components ${name}; the NodeVersion moves to ${target} once the first control plane runs it`);
+  return { list, name };
+}
+
+/**
+ * The first control plane's step failed before the NodeVersion moved. When the node was
+ * restored, the cluster is as before the upgrade, so the mark goes too; otherwise (restore
+ * failed, or not Ready in time) it stays for a re-run to resume.
+ */
+async function unmarkAfterFirstFailure(d: RolloutDeps, err: unknown, from: string): Promise<void> {
+  if (!(err instanceof UpgradeApplyError) || err.code !== 'NODE_STEP_FAILED' || err.details?.['rolledBack'] !== true) return;
+  await d.recordFinished();
+  d.say(`The NodeVersion stays on ${from} (it had not moved) and the upgrade mark is removed: nodes joining now install ${from}.`);
 }
 
 /** The target's images on every node before any node changes (kube-proxy's new image is needed everywhere once the first control plane is upgraded). */

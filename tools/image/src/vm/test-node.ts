@@ -14,8 +14,8 @@ import { ClusterLock } from './cluster-lock.js';
 import { Vm } from './vm.js';
 import { BRIDGE_ADDRESS, VM_ADDRESS, VmNetwork } from './vm-network.js';
 
-/** Size of a test node's state disk (LUKS2 needs 16 MiB for its header). */
-const STATE_DISK_BYTES = 64 * 1024 * 1024;
+/** Default size of a test node's state disk (LUKS2 needs 16 MiB for its header); `ASTERISM_TEST_STATE_DISK_MIB` overrides it (boot-time probes of a worker-sized disk). */
+const STATE_DISK_BYTES = Number(process.env['ASTERISM_TEST_STATE_DISK_MIB'] ?? 64) * 1024 * 1024;
 /** The metadata API port (the bootstrapper's default --metadata is http://10.42.0.1:8080). */
 export const METADATA_PORT = 8080;
 const TSX = join(WORKSPACE_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs');

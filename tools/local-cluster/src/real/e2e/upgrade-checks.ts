@@ -142,6 +142,7 @@ export async function tamperedKubeadmStopsRollout(ctx: RealClusterContext, from:
   assert.equal(node.status?.nodeInfo?.kubeletVersion, from);
   assert.ok(await ctx.ready(firstNode), `${firstNode} Ready`);
   assert.notEqual(node.spec?.unschedulable, true, `${firstNode} uncordoned`);
+  assert.equal(await clusterVersion(ctx), from, 'the NodeVersion never moved: a node joining now installs the start version');
 }
 
 /** Per-node seconds and the total, from apply's progress lines. */
