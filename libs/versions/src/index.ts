@@ -22,4 +22,4 @@ export {
 } from './upgrade-path.js';
 export { imageInstallPath, isImageInstallPath, parseImageInstallPath, type ImageTarget } from './image-path.js';
 export { parseImageOverlay, renderImageOverlay, type ImageOverlay } from './image-overlay.js';
-export { CONTROL_PLANE_ONLY_IMAGES, componentsForRole, isControlPlaneOnlyImage } from './node-roles.js';
+export { CONTROL_PLANE_ONLY_FILES, CONTROL_PLANE_ONLY_IMAGES, componentsForRole, isControlPlaneOnlyImage } from './node-roles.js';

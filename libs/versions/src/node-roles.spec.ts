@@ -9,6 +9,8 @@ const image = (ref: string) => ({ installPath: imageInstallPath({ ref, digest: `
 describe('components by node role', () => {
   const list = [
     { installPath: `${INSTALL_PATHS.bin}/kubelet` },
+    { installPath: `${INSTALL_PATHS.bin}/kubeadm` },
+    { installPath: `${INSTALL_PATHS.bin}/kubectl` },
     { installPath: INSTALL_PATHS.cni },
     image('localhost/asterism/pause:3.10.1'),
     image('localhost/asterism/kube-proxy:v1.35.4'),
@@ -22,9 +24,9 @@ describe('components by node role', () => {
     image('localhost/asterism/verification-service:v0.1.0'),
   ];
 
-  it('a worker keeps binaries, CNI, pause, kube-proxy and the verification service; a control plane keeps everything', () => {
+  it('a worker keeps kubelet, kubeadm, CNI, pause, kube-proxy and the verification service; a control plane keeps everything', () => {
     const worker = componentsForRole(list, 'Worker').map((c) => c.installPath.split('/').pop()!.split(':')[0]);
-    assert.deepEqual(worker, ['kubelet', 'bin', 'pause', 'kube-proxy', 'verification-service']);
+    assert.deepEqual(worker, ['kubelet', 'kubeadm', 'bin', 'pause', 'kube-proxy', 'verification-service']);
     assert.equal(componentsForRole(list, 'ControlPlane').length, list.length);
   });
 
