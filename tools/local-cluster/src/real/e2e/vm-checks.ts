@@ -119,33 +119,69 @@ export async function vmWorkerLifecycle(ctx: RealClusterContext): Promise<VmTime
 
 async function lifecycle(ctx: RealClusterContext): Promise<VmTimes> {
   const started = Date.now();
-  const entry = await addVmWorker(ctx.root, VM_NODE);
+  await addVmWorker(ctx.root, VM_NODE);
   const bootstrapperAt = await consoleShows(ctx, /"msg":"joining as"/, JOIN_TIMEOUT_MS);
   ctx.log(`${VM_NODE}: bootstrapper joining ${seconds(bootstrapperAt - started)} s after QEMU started`);
   await eventually(`${VM_NODE} Ready`, every(2000, async () => ((await ctx.ready(VM_NODE)) ? true : undefined)), JOIN_TIMEOUT_MS);
   const readyAt = Date.now();
   ctx.log(`${VM_NODE}: Ready ${seconds(readyAt - bootstrapperAt)} s later`);
+  const { qemuRssMiB } = vmRunsImageKernel(ctx);
+  const marker = await markerOnlyOnMappedDevice(ctx);
+  const rebootToReadyS = await powerCycleRejoins(ctx, marker);
+  await tamperedCommandLineRefused(ctx);
+  return { bootToBootstrapperS: seconds(bootstrapperAt - started), bootstrapperToReadyS: seconds(readyAt - bootstrapperAt), rebootToReadyS, qemuRssMiB };
+}
+
+/** The QEMU process of the VM node (its entry's pid) from the cluster state. */
+function qemuPid(ctx: RealClusterContext): number {
+  const state = JSON.parse(readFileSync(ctx.layout.stateFile, 'utf8')) as { nodes: Array<{ name: string; bootstrapper: number }> };
+  const pid = state.nodes.find((n) => n.name === VM_NODE)?.bootstrapper;
+  if (!pid) throw new Error(`${VM_NODE} is not in the cluster state`);
+  return pid;
+}
+
+/** `kubectl get nodes -o wide` shows the image's kernel and containerd; returns QEMU's RSS. */
+export function vmRunsImageKernel(ctx: RealClusterContext): { qemuRssMiB: number } {
   const wide = ctx.kubectl('get', 'node', VM_NODE, '-o', 'wide');
   ctx.log(`kubectl get nodes -o wide:\n${wide}`);
   assert.match(wide, /cloud-amd64/, "the node runs the image's kernel");
   assert.match(wide, /containerd:\/\//);
-  const qemuRssMiB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${entry.bootstrapper}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+  const qemuRssMiB = Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${qemuPid(ctx)}/status`, 'utf8'))?.[1] ?? 0) / 1024);
+  ctx.log(`${VM_NODE}: QEMU RSS ${qemuRssMiB} MiB`);
+  return { qemuRssMiB };
+}
 
-  // A pod writes a marker onto the state disk (hostPath below /var/lib/kubelet, a bind mount of it).
+/**
+ * A pod writes a marker onto the state disk (hostPath below /var/lib/kubelet, a bind mount of
+ * it); the raw disk image on the host holds no copy, a privileged pod finds it on the mapped
+ * device. Logs the guest's memory as the pod sees it (/proc/meminfo is the VM kernel's). Returns the marker.
+ */
+export async function markerOnlyOnMappedDevice(ctx: RealClusterContext): Promise<string> {
   const marker = `asterism-vm-marker-${randomBytes(12).toString('hex')}`;
-  const write = `const fs=require('fs');const fd=fs.openSync('/data/marker','w');fs.writeSync(fd,${JSON.stringify(marker)}.repeat(128));fs.fsyncSync(fd);fs.closeSync(fd);console.log('written')`;
-  assert.match(await runOnVm(ctx, 'vm-marker-write', write), /written/);
-  ctx.log(`${VM_NODE}: a pod wrote the marker onto the state disk`);
+  const write = `const fs=require('fs');const fd=fs.openSync('/data/marker','w');fs.writeSync(fd,${JSON.stringify(marker)}.repeat(128));fs.fsyncSync(fd);fs.closeSync(fd);console.log(fs.readFileSync('/proc/meminfo','utf8').split('\\n').filter((l)=>/^(MemTotal|MemFree|MemAvailable|Cached):/.test(l)).join('; '));console.log('written')`;
+  const out = await runOnVm(ctx, 'vm-marker-write', write);
+  assert.match(out, /written/);
+  ctx.log(`${VM_NODE}: a pod wrote the marker onto the state disk; guest memory: ${out.split('\n')[0]}`);
   const disk = vmPaths(ctx.layout, VM_NODE).stateDisk;
+  // The pod's fsync put the marker's blocks through dm-crypt; QEMU's writes are in the host's page cache, which this read sees.
   assert.equal(fileContains(disk, Buffer.from(marker)), false, 'the raw state disk image holds no byte run of the marker');
   const scan = `const fs=require('fs');const m=Buffer.from(${JSON.stringify(marker)});const fd=fs.openSync('/data/mapper/state','r');const b=Buffer.alloc(4<<20);let c=Buffer.alloc(0);for(let p=0;;){const n=fs.readSync(fd,b,0,b.length,p);if(!n){console.log('absent');break}const v=Buffer.concat([c,b.subarray(0,n)]);const i=v.indexOf(m);if(i>=0){console.log('found at '+(p-c.length+i));break}c=v.subarray(v.length-m.length+1);p+=n}`;
-  assert.match(await runOnVm(ctx, 'vm-marker-scan', scan, { device: true }), /found at \d+/, 'the mapped device inside the VM holds the marker');
+  const found = await runOnVm(ctx, 'vm-marker-scan', scan, { device: true });
+  assert.match(found, /found at \d+/, 'the mapped device inside the VM holds the marker');
+  ctx.log(`${VM_NODE}: marker ${found.trim()} of /dev/mapper/state inside the VM, absent from the raw image ${disk}`);
+  return marker;
+}
 
-  // Power cycle: same disk, same vTPM state; the node rejoins with the same disk key.
+/**
+ * Power cycle (same disk, same vTPM state): the node rejoins with a rejoin ticket for the same
+ * disk UUID, the same key opens the header, the marker is read back, and the components on the
+ * state disk are not fetched again. Returns seconds from the reset to Ready.
+ */
+export async function powerCycleRejoins(ctx: RealClusterContext, marker: string): Promise<number> {
+  const disk = vmPaths(ctx.layout, VM_NODE).stateDisk;
   const uuid = execFileSync('cryptsetup', ['luksUUID', disk], { encoding: 'utf8' }).trim().toLowerCase();
   assert.ok(joinserviceLog(ctx).some((l) => l.includes('issuing join ticket') && l.includes(uuid)), `a join ticket for disk ${uuid}`);
   assert.ok(ctx.opensDisk(VM_NODE, ctx.diskKey(VM_NODE)), "the cluster's key for the disk UUID opens the VM's LUKS header");
-  ctx.log(`${VM_NODE}: marker on the mapped device, not in the raw image; power cycle`);
   const bootBefore = await bootId(ctx);
   const resetAt = Date.now();
   await powerCycleVmWorker(ctx.root, VM_NODE);
@@ -155,17 +191,19 @@ async function lifecycle(ctx: RealClusterContext): Promise<VmTimes> {
   }), JOIN_TIMEOUT_MS);
   const rebootToReadyS = seconds(Date.now() - resetAt);
   ctx.log(`${VM_NODE}: Ready again ${rebootToReadyS} s after the power cycle`);
-  assert.ok(joinserviceLog(ctx).some((l) => l.includes('issuing rejoin ticket') && l.includes(uuid)), `a rejoin ticket for the same disk ${uuid}`);
+  const rejoin = joinserviceLog(ctx).find((l) => l.includes('issuing rejoin ticket') && l.includes(uuid));
+  assert.ok(rejoin, `a rejoin ticket for the same disk ${uuid}`);
+  ctx.log(`joinservice: ${rejoin.slice(0, 300)}`);
   assert.ok(ctx.opensDisk(VM_NODE, ctx.diskKey(VM_NODE)), 'the same key still opens the header');
+  const console = readFileSync(vmPaths(ctx.layout, VM_NODE).console, 'latin1');
+  assert.doesNotMatch(console, /component artifact fetched/, 'a rejoin fetches no component again (they are on the state disk)');
   const read = `console.log(require('fs').readFileSync('/data/marker','utf8').slice(0,${marker.length}))`;
   assert.equal((await runOnVm(ctx, 'vm-marker-read', read)).trim(), marker, 'the marker written before the reboot is read after it');
-
-  await tamperedCommandLineRefused(ctx);
-  return { bootToBootstrapperS: seconds(bootstrapperAt - started), bootstrapperToReadyS: seconds(readyAt - bootstrapperAt), rebootToReadyS, qemuRssMiB: Math.round(qemuRssMiB) };
+  return rebootToReadyS;
 }
 
 /** The VM booted from the same image with one more kernel argument: the joinservice refuses its rejoin, naming a boot PCR. */
-async function tamperedCommandLineRefused(ctx: RealClusterContext): Promise<void> {
+export async function tamperedCommandLineRefused(ctx: RealClusterContext): Promise<void> {
   const state = JSON.parse(readFileSync(ctx.layout.stateFile, 'utf8')) as { vmImage: string };
   const tampered = join(ctx.root, 'node-image-cmdline.raw');
   execFileSync('bash', [join(WORKSPACE_ROOT, 'tools/image/scripts/repack-uki.sh'), state.vmImage, tampered, '--cmdline-extra', 'asterism.test=tampered'], { stdio: 'ignore', timeout: 300_000 });
