@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { readState } from '../cluster.js';
 import { setMonitorTiming } from './e2e/attestation-support.js';
 import { RealClusterContext } from './e2e/context.js';
-import { markerOnlyOnMappedDevice, powerCycleRejoins, tamperedCommandLineRefused, vmRunsImageKernel } from './e2e/vm-checks.js';
+import { markerOnlyOnMappedDevice, powerCycleRejoins, tamperedCommandLineRefused, vmRunsImageKernel, writeMarker } from './e2e/vm-checks.js';
 
 const dirIdx = process.argv.indexOf('--dir');
 const root = dirIdx > 0 ? process.argv[dirIdx + 1]! : join(process.cwd(), '.local-cluster');
@@ -24,7 +24,7 @@ let marker: string | undefined;
 const scenarios: Record<string, () => Promise<void>> = {
   kernel: async () => void vmRunsImageKernel(ctx),
   marker: async () => void (marker = await markerOnlyOnMappedDevice(ctx)),
-  reboot: async () => void (await powerCycleRejoins(ctx, marker ?? (await markerOnlyOnMappedDevice(ctx)))),
+  reboot: async () => void (await powerCycleRejoins(ctx, marker ?? (await writeMarker(ctx)))),
   tamper: () => tamperedCommandLineRefused(ctx),
 };
 for (const name of picked.length > 0 ? picked : Object.keys(scenarios)) {
