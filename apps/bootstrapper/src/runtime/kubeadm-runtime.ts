@@ -50,9 +50,16 @@ export class KubeadmNodeRuntime implements NodeRuntime {
     this.joiner = kubeadm;
   }
 
-  startNodeAgent(): void {
-    if (this.ctx.cfg.initSystem === 'systemd') spawn('systemctl', ['enable', '--now', 'kubelet'], { stdio: 'ignore' });
-    else writeFileSync(START_KUBELET_SIGNAL, '');
+  /**
+   * systemd: waits for `systemctl enable --now kubelet` to finish. The bootstrapper exits right
+   * after a rejoin, and systemd then stops the rest of its service's cgroup: a VM worker's
+   * systemctl was killed that way before it started the kubelet, and the node stayed NotReady.
+   */
+  async startNodeAgent(): Promise<void> {
+    if (this.ctx.cfg.initSystem === 'systemd') {
+      const code = await systemctl(['enable', '--now', 'kubelet']);
+      if (code !== 0) this.ctx.logger.warn('systemctl enable --now kubelet failed', { exitCode: code });
+    } else writeFileSync(START_KUBELET_SIGNAL, '');
     this.ctx.logger.info('node agent started', { kubelet: this.ctx.cfg.initSystem === 'systemd' ? 'kubelet.service' : 'started by the node supervisor' });
   }
 
@@ -60,11 +67,7 @@ export class KubeadmNodeRuntime implements NodeRuntime {
     if (this.ctx.cfg.initSystem !== 'systemd') return;
     // Wait until systemctl has queued the reboot: when this process exits, systemd stops the rest
     // of the service's cgroup, and on a TCG VM systemctl took longer than the exit delay to get there.
-    await new Promise<void>((resolve) => {
-      const child = spawn('systemctl', ['reboot'], { stdio: 'ignore' });
-      child.on('exit', () => resolve());
-      child.on('error', () => resolve());
-    });
+    await systemctl(['reboot']);
   }
 
   /**
@@ -83,3 +86,12 @@ export class KubeadmNodeRuntime implements NodeRuntime {
 
 /** The product's runtime factory (main.ts). */
 export const kubeadmRuntime = (ctx: NodeRuntimeContext): NodeRuntime => new KubeadmNodeRuntime(ctx);
+
+/** Runs systemctl to its end; its exit code (-1 when it could not be started). */
+function systemctl(args: string[]): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn('systemctl', args, { stdio: 'ignore' });
+    child.on('exit', (code) => resolve(code ?? -1));
+    child.on('error', () => resolve(-1));
+  });
+}

@@ -56,8 +56,12 @@ export interface NodeRuntime {
    * that stays resident keeps it; one that exits closes it.
    */
   readonly keepsRecoveryServer: boolean;
-  /** A node already marked in this boot only starts its Kubernetes agent (the kubelet). */
-  startNodeAgent(): void;
+  /**
+   * A node already marked in this boot only starts its Kubernetes agent (the kubelet). Resolves
+   * once the start was handed over: under systemd the caller may exit right after, and systemd
+   * stops whatever this process left running in its service.
+   */
+  startNodeAgent(): void | Promise<void>;
   /** The node must reboot: stop what this process supervises and ask for the reboot (the caller exits). */
   reboot(): Promise<void>;
   /** After bootstrapping: a resident agent, or undefined when the process may exit (after `releasePlatform`). */
