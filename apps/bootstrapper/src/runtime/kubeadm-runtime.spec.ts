@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -42,4 +42,19 @@ describe('kubeadm node runtime', () => {
       assert.equal(released, 1);
     });
   }
+
+  it('systemd: startNodeAgent resolves only after systemctl enable --now kubelet finished (the process exits right after a rejoin)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kubeadm-runtime-systemctl-'));
+    const done = join(dir, 'done');
+    writeFileSync(join(dir, 'systemctl'), `#!/bin/sh\nsleep 0.3\necho "$@" > ${done}\n`, { mode: 0o755 });
+    const path = process.env.PATH;
+    process.env.PATH = `${dir}:${path}`;
+    try {
+      await runtime('systemd').startNodeAgent();
+    } finally {
+      process.env.PATH = path;
+    }
+    assert.ok(existsSync(done), 'systemctl ran to its end before startNodeAgent resolved');
+    assert.equal(readFileSync(done, 'utf8').trim(), 'enable --now kubelet');
+  });
 });
