@@ -120,7 +120,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   const vmNames = Array.from({ length: o.vmWorkers ?? 0 }, (_, i) => `vm-worker-${i}`);
   // With VM nodes the image's predicted measurements are the cluster's, replayed by the namespace nodes.
   const vmImage = vmNames.length > 0 || o.vmReady ? await stage(say, 'node image and its predicted measurements', () => prepareVmImage(layout, say, o.vmImage)) : undefined;
-  const state: ClusterState = { created: new Date().toISOString(), binDir: k8sBinDir, backend: 'kubeadm', nodes: [], planned: [...nodes.map((n) => n.name), ...vmNames], forwards: [], kubernetesVersion: version, ...(vmImage ? { vmImage } : {}) };
+  const state: ClusterState = { created: new Date().toISOString(), binDir: k8sBinDir, backend: 'kubeadm', nodes: [], planned: [...nodes.map((n) => n.name), ...vmNames], networkClaimed: false, forwards: [], kubernetesVersion: version, ...(vmImage ? { vmImage } : {}) };
   await writeState(layout, state);
   const network = new LocalNetwork();
   await stage(say, 'network', async () => {
@@ -128,6 +128,8 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
     await network.createRouter().catch((err: unknown) => {
       throw new ClusterBusyError(`another local cluster holds the network ${NETWORK.routerNamespace}: ${(err as Error).message}`);
     });
+    state.networkClaimed = true;
+    await writeState(layout, state);
     for (const [i, n] of nodes.entries()) await network.addNode(nodeAddress(n.name, i));
   });
   const server = await stage(say, 'artifact server', () => startArtifactServer(layout));
@@ -306,14 +308,17 @@ export async function downReal(root: string, opts: { keep?: boolean; orphans?: b
   stopped += await stopVmNodes(state);
   // QEMUs of VMs whose boot failed before the state recorded them.
   for (const pid of processesMentioning(layout.root, 'qemu-system-x86_64')) await stop(pid, 3000);
-  const nodeNames = new Set([...(state?.nodes ?? []).map((n) => n.name), ...(state?.planned ?? []), ...(opts.orphans ? leftoverNodeCgroups() : [])]);
+  // A cluster whose `up` lost the network to another never created its planned nodes: those names are the other cluster's.
+  const claimed = state?.networkClaimed !== false;
+  const planned = claimed ? (state?.planned ?? []) : [];
+  const nodeNames = new Set([...(state?.nodes ?? []).map((n) => n.name), ...planned, ...(opts.orphans ? leftoverNodeCgroups() : [])]);
   for (const name of nodeNames) stopped += await destroyNodeCgroups(name);
   for (const n of state?.nodes ?? []) await stop(n.swtpm, 5000);
   // vTPMs of nodes whose boot failed before the state recorded them.
   for (const pid of processesMentioning(layout.root, 'swtpm')) await stop(pid, 5000);
   const ours = (ns: string) => opts.orphans || [...nodeNames].some((n) => nodeAddress(n, 0).namespace === ns);
   const namespaces = readdirSafe('/run/netns').filter((ns) => ns.startsWith(NETWORK.nodeNamespacePrefix) && ns !== NETWORK.routerNamespace && ours(ns));
-  await new LocalNetwork().removeAll(namespaces, state !== undefined || opts.orphans === true);
+  await new LocalNetwork().removeAll(namespaces, (state !== undefined && claimed) || opts.orphans === true);
   if (!opts.keep) await rm(layout.root, { recursive: true, force: true });
   return stopped;
 }
