@@ -146,7 +146,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   await writeState(layout, state);
   const values = join(layout.root, 'helm-values.yaml');
   // JSON is YAML: helm reads it as a values file.
-  await writeFile(values, JSON.stringify(localHelmValues(nodes[0]!), null, 2), { mode: 0o600 });
+  await writeFile(values, JSON.stringify(localHelmValues(nodes[0]!, vmNames.length > 0), null, 2), { mode: 0o600 });
   await stage(say, 'asterism init + helm', () =>
     runCliInit(layout, nodes[0]!, say, {
       wrapper: ['nsenter', `--net=/run/netns/${NETWORK.routerNamespace}`],
@@ -221,12 +221,17 @@ function bootstrapperArgs(layout: ClusterLayout, node: NodeSpec): string[] {
   ];
 }
 
+/** The label the node image's kubelet registers with (tools/image/rootfs kubelet.service): its TPM is /dev/tpmrm0. */
+export const VM_TPM_LABEL = 'asterism.dev/tpm';
+
 /**
  * The chart values the local network needs: no cluster DNS, so the joinservice reaches the
  * keyservice through the Service environment; tickets name node 0's API server directly; the
- * verification service reaches each node's vTPM at NODE_TPM_SOCKET.
+ * verification service reaches each namespace node's vTPM at NODE_TPM_SOCKET, and with VM nodes a
+ * second DaemonSet reaches theirs at /dev/tpmrm0 (the image's kubelet labels its node
+ * asterism.dev/tpm=device).
  */
-export function localHelmValues(first: NodeSpec): Record<string, unknown> {
+export function localHelmValues(first: NodeSpec, vmNodes = false): Record<string, unknown> {
   return {
     joinservice: {
       keyServiceEndpoint: '$(KEY_SERVICE_SERVICE_HOST):$(KEY_SERVICE_SERVICE_PORT)',
@@ -242,7 +247,11 @@ export function localHelmValues(first: NodeSpec): Record<string, unknown> {
     },
     // The node's vTPM is a swtpm socket, bind-mounted by node.sh at the same path on every node;
     // measured boot is simulated, so there is no firmware event log to mount.
-    verificationservice: { tpm: { kind: 'socket', hostPath: NODE_TPM_SOCKET }, firmwareEventLog: false },
+    verificationservice: {
+      tpm: { kind: 'socket', hostPath: NODE_TPM_SOCKET },
+      firmwareEventLog: false,
+      ...(vmNodes ? { tpmOverride: { nodeSelector: { [VM_TPM_LABEL]: 'device' }, kind: 'device', hostPath: '/dev/tpmrm0' } } : {}),
+    },
     // Continuous attestation (docs/protocol/continuous-attestation.md): no cluster DNS here, so the
     // keyservice by its Service environment; a short interval. One replica (~100 MiB each) and a
     // grace period longer than a node's reboot and rejoin in the fault scenarios (an unreachable
