@@ -176,6 +176,14 @@ const verificationservice = (): Schema =>
       kind: { enum: ['device', 'socket'], description: 'device: a TPM character device, the container runs privileged; socket: a swtpm Unix socket, no privilege and no capability.' },
       hostPath: str('Path of the TPM on the node, mounted at the same path in the container.', { pattern: '^/.+' }),
     }),
+    tpmOverride: obj(
+      {
+        nodeSelector: strMap('The nodes whose TPM is reached otherwise; a second DaemonSet runs there.'),
+        kind: { enum: ['device', 'socket'], description: 'How those nodes expose their TPM (default socket).' },
+        hostPath: str('Path of the TPM on those nodes.', { pattern: '^/.+' }),
+      },
+      { description: 'A second DaemonSet for the nodes matching nodeSelector, with this TPM; empty = one DaemonSet.', if: { required: ['nodeSelector'] }, then: { required: ['hostPath'] } },
+    ),
     firmwareEventLog: bool('Mount /sys/kernel/security read-only (firmware event log of the cloud vTPM variants).'),
     grpcPort: port('Container port of verify.API (gRPC).'),
     httpPort: port('Container port of the HTTP endpoint.'),

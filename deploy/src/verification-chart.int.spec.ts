@@ -96,6 +96,33 @@ describe('verification-service chart (real helm 3)', { skip }, () => {
     assert.deepEqual(Object.keys(volumes), ['tpm'], 'no event log, no configfs');
   });
 
+  it('tpmOverride (VM nodes with /dev/tpmrm0 beside namespace nodes with a socket): two DaemonSets that split the nodes, each with its own TPM and privileges', async () => {
+    const selector = { 'asterism.dev/tpm': 'swtpm-socket' };
+    const { objs, pod, c } = await render(verificationValues({ tpmOverride: { nodeSelector: selector, kind: 'socket', hostPath: '/run/asterism/swtpm.sock' } }));
+    assert.deepEqual(objs.filter((o) => o.kind === 'DaemonSet').map((o) => o.metadata.name).sort(), ['verification-service', 'verification-service-tpm-override']);
+    // Main: the device, privileged, on every node but the selected ones.
+    assert.ok(c.args.includes('--tpm=/dev/tpmrm0'));
+    assert.equal(c.securityContext.privileged, true);
+    assert.deepEqual(pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, [{ matchExpressions: [{ key: 'asterism.dev/tpm', operator: 'NotIn', values: ['swtpm-socket'] }] }]);
+    // Override: the socket, unprivileged, only on the selected nodes; its own selector label.
+    const ds = find(objs, 'DaemonSet', 'verification-service-tpm-override');
+    const opod = ds.spec.template.spec;
+    const oc = opod.containers[0];
+    assert.deepEqual(opod.nodeSelector, selector);
+    assert.equal(opod.affinity, undefined);
+    assert.ok(oc.args.includes('--tpm=unix:/run/asterism/swtpm.sock'), oc.args.join(' '));
+    assert.deepEqual(oc.securityContext, UNPRIVILEGED);
+    assert.deepEqual(opod.volumes.find((v: Named) => v.name === 'tpm').hostPath, { path: '/run/asterism/swtpm.sock', type: 'Socket' });
+    assert.deepEqual(ds.spec.selector.matchLabels, { 'k8s-app': 'verification-service', 'asterism.dev/tpm-override': 'true' });
+    assert.equal(ds.spec.template.metadata.labels['asterism.dev/tpm-override'], 'true');
+    // One Service answers from either pod (its selector is the common label).
+    assert.deepEqual(find(objs, 'Service', 'verification-service').spec.selector, { 'k8s-app': 'verification-service' });
+    // Without an override: one DaemonSet, no affinity (the defaults test checks the rest).
+    const plain = await render(verificationValues());
+    assert.equal(plain.objs.filter((o) => o.kind === 'DaemonSet').length, 1);
+    assert.equal(plain.pod.affinity, undefined);
+  });
+
   for (const [variant, tpm, kind] of [
     ['qemu-tdx', false, 'no TPM: configfs-tsm only'],
     ['aws-sev-snp', true, 'TPM + configfs-tsm'],
@@ -142,6 +169,8 @@ describe('verification-service chart (real helm 3)', { skip }, () => {
       [verificationValues({ podSecurityContext: { runAsUser: 1000 } }), /Additional property podSecurityContext is not allowed/],
       [verificationValues({ httpPort: 9090 }), /grpcPort and httpPort are both 9090/],
       [verificationValues({ nodePorts: { grpc: 30081, http: 30081 } }), /nodePorts\.grpc and nodePorts\.http are both 30081/],
+      [verificationValues({ tpmOverride: { nodeSelector: { a: 'b' } } }), /tpmOverride: hostPath is required/],
+      [verificationValues({ tpmOverride: { nodeSelector: { a: 'b' }, hostPath: '/run/tpm.sock' }, affinity: { nodeAffinity: {} } }), /tpmOverride places its nodes by node affinity; it cannot be combined with affinity/],
     ] as const) {
       assert.match(templateError(values), reason);
     }

@@ -134,6 +134,7 @@ async function wireNode(cfg: BootstrapperConfig, runtimeFor: NodeRuntimeFactory)
 
   const platform = nodePlatformFor(cfg, (count) => logger.warn('flushed transient TPM objects left by an earlier run', { count }));
   const issuer = platform.issuer;
+  const mapper = cfg.mapStateDisk ? stateDiskMapper(cfg, files, logger) : undefined;
   return {
     cfg,
     logger,
@@ -144,8 +145,8 @@ async function wireNode(cfg: BootstrapperConfig, runtimeFor: NodeRuntimeFactory)
     issuer,
     lock: new NodeLock(platform.marker),
     metadata,
-    disk: new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath, STATE_DISK_PBKDF_PRESETS[cfg.stateDiskPbkdf]),
-    mapper: cfg.mapStateDisk ? stateDiskMapper(cfg, files, logger) : undefined,
+    disk: new CryptsetupStateDisk(cfg.stateDisk, cfg.initialKeyPath, STATE_DISK_PBKDF_PRESETS[cfg.stateDiskPbkdf], () => mapper?.diskReady() ?? Promise.resolve()),
+    mapper,
     host: new OsHostInfo(cfg.addresses ? { addresses: cfg.addresses, ...(cfg.nodeName ? { hostname: cfg.nodeName } : {}) } : undefined),
     hostKey: new HostKeyFile(files),
     dialer: new AtlsJoinServiceDialer(issuer, cfg.joinSourceAddress ? { localAddress: cfg.joinSourceAddress } : {}),
@@ -170,7 +171,8 @@ function stateDiskMapper(cfg: BootstrapperConfig, files: NodeFileWriter, logger:
 
 /**
  * The node's condition. With the disk mapper, the state disk is prepared first: a fresh one is
- * formatted and opened (then the node state decides as without it), a cluster's disk stays locked
+ * formatted and opened in the background (nothing is on it yet, so the node is fresh unless its
+ * register says otherwise; init and join wait for the disk), a cluster's disk stays locked
  * and the node must rejoin (its node state is on that disk). Then the network stage: the metadata
  * source must answer (network-wait.ts).
  */

@@ -39,6 +39,12 @@ export interface ClusterState {
   >;
   /** kubeadm backend: every node `up` planned, recorded before any is created (for `down` after a failed `up`). */
   planned?: string[];
+  /**
+   * kubeadm backend: false until this `up` created the machine's cluster network. A `down` of a
+   * cluster that never got the network (another `up` won it) leaves the network and the planned
+   * names' node cgroups alone: they belong to the other cluster. Absent in older states (= true).
+   */
+  networkClaimed?: boolean;
   /** kubeadm backend: host loopback forwards into the private network (and the artifact server, hostPort 0). */
   forwards?: Array<{ name: string; hostPort: number; pids: number[] }>;
   /** kubeadm backend: the cluster's Kubernetes version, whose components every node installs. */

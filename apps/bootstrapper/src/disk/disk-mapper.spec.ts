@@ -21,6 +21,10 @@ interface Disk {
   serviceStart?: Promise<void>;
   /** `systemctl is-active` says the unit is not active. */
   serviceFails?: boolean;
+  /** luksFormat waits for this (a format still running). */
+  formatGate?: Promise<void>;
+  /** mkfs.ext4 fails. */
+  mkfsFails?: boolean;
 }
 
 /** What `mkfs.ext4 -n` prints for a 1 GiB device (e2fsprogs 1.47, Debian 12). */
@@ -39,6 +43,7 @@ function recorder(disk: Disk) {
         return JSON.stringify(disk.token);
       }
       if (verb === 'open' && disk.key && !Buffer.from(run.stdin as Uint8Array).equals(disk.key)) throw new CryptsetupError('WRONG_PASSPHRASE', 'no key', { details: { exitCode: 2 } });
+      if (verb === 'luksFormat') await disk.formatGate;
       if (verb === 'luksUUID') return '0f1e2d3c-0000-4000-8000-000000000000\n';
       return '';
     },
@@ -49,6 +54,7 @@ function recorder(disk: Disk) {
       if (binary === 'systemctl' && args[0] === 'is-active' && disk.serviceFails) throw new Error('inactive');
       if (binary === 'blockdev') return '1073741824\n';
       if (binary === 'mkfs.ext4' && args[0] === '-n') return DRY_RUN;
+      if (binary === 'mkfs.ext4' && disk.mkfsFails) throw new DiskMapperError('STATE_DISK_SETUP_FAILED', 'mkfs.ext4 -q failed (exit 1): no space');
       if (binary === 'dmsetup') return 'state: 0 8 crypt aes-xts-plain64 :96:logon:cryptsetup:x 0 253:0 0 1 integrity:32:aead\nstate_dif: 0 8 integrity 254:16 0 32 J 1 internal_hash:hmac(sha256):32\n';
       return '';
     },
@@ -97,13 +103,39 @@ describe('StateDiskMapper', () => {
     for (const c of calls) assert.ok(!c.includes(key.toString('hex')) && !c.includes(key.toString('base64')), 'the key never appears in arguments');
   });
 
-  it('after a format, returns while containerd starts; servicesReady waits for it and fails when it is not active', async () => {
+  it('returns while a fresh disk is formatted (the node serves init meanwhile); diskReady waits for the format', async () => {
+    let formatDone!: () => void;
+    const { calls, cmd } = recorder({ luks: false, formatGate: new Promise<void>((r) => (formatDone = r)) });
+    const m = mapper(cmd);
+    assert.equal(await m.prepare(), 'formatted');
+    let ready = false;
+    const waiting = m.diskReady().then(() => (ready = true));
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(ready, false, 'diskReady() waits for the format');
+    assert.ok(!calls.some((c) => c.startsWith('mkfs.ext4')), 'the format is still at luksFormat');
+    formatDone();
+    await waiting;
+    assert.ok(calls.some((c) => c.startsWith('mkfs.ext4 -q')) && calls.some((c) => c.startsWith('mount -t ext4')));
+    await m.servicesReady();
+  });
+
+  it('a failed background format rejects diskReady and servicesReady with its error', async () => {
+    const { cmd } = recorder({ luks: false, mkfsFails: true });
+    const m = mapper(cmd);
+    assert.equal(await m.prepare(), 'formatted');
+    const failed = (err: unknown) => err instanceof DiskMapperError && err.code === 'STATE_DISK_SETUP_FAILED' && /mkfs/.test(err.message);
+    await assert.rejects(m.diskReady(), failed);
+    await assert.rejects(m.servicesReady(), failed);
+  });
+
+  it('after a format, containerd starts in the background; servicesReady waits for it and fails when it is not active', async () => {
     let started!: () => void;
     const disk: Disk = { luks: false, serviceStart: new Promise<void>((r) => (started = r)) };
     const { calls, cmd } = recorder(disk);
     const m = mapper(cmd);
     assert.equal(await m.prepare(), 'formatted');
-    assert.ok(!calls.includes('systemctl is-active --quiet containerd.service'), 'prepare() did not wait for containerd');
+    await m.diskReady();
+    assert.ok(!calls.includes('systemctl is-active --quiet containerd.service'), 'the format did not wait for containerd');
     let ready = false;
     const waiting = m.servicesReady().then(() => (ready = true));
     await new Promise((r) => setTimeout(r, 20));
@@ -137,7 +169,9 @@ describe('StateDiskMapper', () => {
 
   it('formats a disk a failed bootstrap marked for reset', async () => {
     const { calls, cmd } = recorder({ luks: true, token: { type: 'constellation-state-disk', keyslots: [], diskIsInitialized: false } });
-    assert.equal(await mapper(cmd).prepare(), 'formatted');
+    const m = mapper(cmd);
+    assert.equal(await m.prepare(), 'formatted');
+    await m.servicesReady();
     assert.ok(calls.some((c) => c.startsWith('cryptsetup luksFormat')));
   });
 

@@ -46,7 +46,7 @@ export interface DiskMapperConfig {
   deviceTimeoutMs?: number;
 }
 
-/** What prepare() found: a fresh disk was formatted and opened, an open one was kept, a cluster's disk waits for its key. */
+/** What prepare() found: a fresh disk is being formatted (diskReady() says when it is open), an open one was kept, a cluster's disk waits for its key. */
 export type PreparedDisk = 'formatted' | 'open' | 'locked';
 
 /** The folders containerd, the kubelet and kubeadm keep their state in (all on the state disk). */
@@ -81,15 +81,26 @@ export class StateDiskMapper {
 
   /** The start of the services on the disk (containerd); on a freshly formatted disk it runs in the background. */
   private servicesStarted: Promise<void> = Promise.resolve();
+  /** The format of a fresh disk, running in the background after prepare(). */
+  private formatting: Promise<void> = Promise.resolve();
 
   /**
-   * Resolves once the services whose data live on the disk are active, and rejects with
-   * STATE_DISK_SETUP_FAILED when one is not. After a format, prepare() returns while containerd
-   * still starts (seconds under TCG that init or join does not need yet): whatever runs containers
+   * Resolves once a format prepare() started is done (the disk is open and mounted; at once when
+   * there was none) and rejects with its error. The node serves init while a fresh disk is
+   * formatted: anything that uses the header or the mounted disk awaits this first.
+   */
+  diskReady(): Promise<void> {
+    return this.formatting;
+  }
+
+  /**
+   * Resolves once the disk is ready and the services whose data live on it are active, and rejects
+   * with STATE_DISK_SETUP_FAILED when one is not. After a format containerd starts in the
+   * background (seconds under TCG that init or join does not need yet): whatever runs containers
    * (kubeadm, the component installer) awaits this first (docs/adr/0041-state-disk-mapper.md).
    */
   servicesReady(): Promise<void> {
-    return this.servicesStarted;
+    return this.formatting.then(() => this.servicesStarted);
   }
 
   /** The opened disk's block device. */
@@ -100,7 +111,8 @@ export class StateDiskMapper {
   /**
    * First step of every boot: waits for the device; an open mapping (the bootstrapper restarted in
    * this boot) is mounted if needed; a blank disk, or one a failed bootstrap marked for reset, is
-   * formatted and opened; any other LUKS disk stays locked for the rejoin or recovery key.
+   * formatted and opened in the background (diskReady()); any other LUKS disk stays locked for
+   * the rejoin or recovery key.
    */
   async prepare(): Promise<PreparedDisk> {
     await this.waitForDevice();
@@ -114,7 +126,9 @@ export class StateDiskMapper {
       if (token?.diskIsInitialized !== false) return 'locked';
       this.logger.warn('state disk was marked for reset by a failed bootstrap: formatting it again', { device: this.cfg.device });
     }
-    await this.format();
+    this.formatting = this.format();
+    // Observed here so a failure is logged at once; diskReady() hands the same rejection to init or join.
+    this.formatting.catch((err: unknown) => this.logger.error('state disk format failed', { err }));
     return 'formatted';
   }
 

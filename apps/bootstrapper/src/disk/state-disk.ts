@@ -56,15 +56,23 @@ export class CryptsetupStateDisk implements StateDisk {
     /** The initial passphrase written by the disk mapper (`/run/cryptsetup-keys.d/state.key`). */
     private readonly initialKeyPath: string,
     private readonly pbkdf?: PbkdfOptions,
+    /**
+     * Resolves once the header may be used: the disk mapper formats a fresh disk in the background
+     * while the node already serves init (docs/adr/0041-state-disk-mapper.md addendum), and every
+     * operation here waits for that format first.
+     */
+    private readonly ready: () => Promise<void> = () => Promise.resolve(),
   ) {}
 
   async uuid(): Promise<string> {
+    await this.ready();
     const out = (await runCryptsetup({ args: ['luksUUID', this.device] })).trim().toLowerCase();
     if (!out) throw new CryptsetupError('CRYPTSETUP_FAILED', `device ${this.device} has no LUKS UUID`);
     return out;
   }
 
   async updatePassphrase(passphrase: Uint8Array): Promise<void> {
+    await this.ready();
     let initial: Buffer;
     try {
       initial = await readFile(this.initialKeyPath);
@@ -90,11 +98,13 @@ export class CryptsetupStateDisk implements StateDisk {
   }
 
   async markForReset(): Promise<void> {
+    await this.ready();
     await this.setToken(false);
   }
 
   /** Whether `passphrase` opens a keyslot (header check only; nothing is mapped). */
   async testPassphrase(passphrase: Uint8Array): Promise<boolean> {
+    await this.ready();
     try {
       await runCryptsetup({ args: ['open', '--test-passphrase', '--batch-mode', '--key-file=-', this.device], stdin: passphrase });
       return true;
@@ -106,6 +116,7 @@ export class CryptsetupStateDisk implements StateDisk {
 
   /** The JSON of token 0, or null when none is set. */
   async token(): Promise<Record<string, unknown> | null> {
+    await this.ready();
     try {
       return JSON.parse(await runCryptsetup({ args: ['token', 'export', '--token-id', '0', this.device] })) as Record<string, unknown>;
     } catch {

@@ -75,7 +75,9 @@ export class InitServer {
 
   /** Binds `address` and resolves once the server has been stopped (see {@link stop}). */
   async serve(address: string, credentials: grpc.ServerCredentials): Promise<void> {
-    await this.listen(address, credentials);
+    const port = await this.listen(address, credentials);
+    // The node waits for init from here on (the image's boot-time probe stops at this line).
+    this.logger.info('init server listening', { address, port });
     await this.#stoppedDone;
   }
 

@@ -29,17 +29,9 @@ k8s-app: verification-service
 {{- has .Values.attestationVariant (list "aws-sev-snp" "gcp-sev-snp" "qemu-tdx") -}}
 {{- end -}}
 
-{{/*
-"true" when the container must be privileged: a TPM device (device access) or configfs-tsm
-(creating report entries in the host's configfs). A swtpm socket needs neither.
-*/}}
-{{- define "verificationservice.privileged" -}}
-{{- or (and (eq (include "verificationservice.usesTpm" .) "true") (eq .Values.tpm.kind "device")) (eq (include "verificationservice.usesConfigfsTsm" .) "true") -}}
-{{- end -}}
-
-{{/* --tpm of the program: the device path, or unix:<path> for a socket. */}}
-{{- define "verificationservice.tpmFlag" -}}
-{{- if eq .Values.tpm.kind "socket" -}}unix:{{ end -}}{{ .Values.tpm.hostPath }}
+{{/* --tpm of the program for a tpm value (kind, hostPath): the device path, or unix:<path> for a socket. */}}
+{{- define "verificationservice.tpmFlagOf" -}}
+{{- if eq .kind "socket" -}}unix:{{ end -}}{{ .hostPath }}
 {{- end -}}
 
 {{/* Two servers cannot share a port, neither in the pod nor on the node. */}}

@@ -1,7 +1,8 @@
 /**
  * Boot-time probe for manual runs (docs/protocol/node-image.md "Boot time"): boots an image as a
  * TestNode, stamps every console line with wall-clock seconds since QEMU started, and prints the
- * stamped console when the bootstrapper logs "joining as" (or the time is up). With
+ * stamped console when the bootstrapper logs "init server listening" (it waits for init; or the
+ * time is up). With
  * `--init-server <attestation-config.json>` it then times the InitServer's first answer: an aTLS
  * handshake in which the node quotes its vTPM (read-pcrs.ts, as the image spec does).
  * Usage: tsx tools/image/src/vm/boot-timing.ts <image.raw> <dir> [timeout-s] [--until <regex>]
@@ -18,7 +19,7 @@ import { VM_ADDRESS } from './vm-network.js';
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const untilAt = args.indexOf('--until');
-  const until = untilAt >= 0 ? new RegExp(args.splice(untilAt, 2)[1] ?? '') : /"msg":"joining as"/;
+  const until = untilAt >= 0 ? new RegExp(args.splice(untilAt, 2)[1] ?? '') : /"msg":"init server listening"/;
   const initAt = args.indexOf('--init-server');
   const initConfig = initAt >= 0 ? args.splice(initAt, 2)[1] : undefined;
   const [image, dir, timeoutS = '300'] = args.filter((a) => a !== '--no-lock');

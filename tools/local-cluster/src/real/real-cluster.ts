@@ -120,7 +120,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   const vmNames = Array.from({ length: o.vmWorkers ?? 0 }, (_, i) => `vm-worker-${i}`);
   // With VM nodes the image's predicted measurements are the cluster's, replayed by the namespace nodes.
   const vmImage = vmNames.length > 0 || o.vmReady ? await stage(say, 'node image and its predicted measurements', () => prepareVmImage(layout, say, o.vmImage)) : undefined;
-  const state: ClusterState = { created: new Date().toISOString(), binDir: k8sBinDir, backend: 'kubeadm', nodes: [], planned: [...nodes.map((n) => n.name), ...vmNames], forwards: [], kubernetesVersion: version, ...(vmImage ? { vmImage } : {}) };
+  const state: ClusterState = { created: new Date().toISOString(), binDir: k8sBinDir, backend: 'kubeadm', nodes: [], planned: [...nodes.map((n) => n.name), ...vmNames], networkClaimed: false, forwards: [], kubernetesVersion: version, ...(vmImage ? { vmImage } : {}) };
   await writeState(layout, state);
   const network = new LocalNetwork();
   await stage(say, 'network', async () => {
@@ -128,6 +128,8 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
     await network.createRouter().catch((err: unknown) => {
       throw new ClusterBusyError(`another local cluster holds the network ${NETWORK.routerNamespace}: ${(err as Error).message}`);
     });
+    state.networkClaimed = true;
+    await writeState(layout, state);
     for (const [i, n] of nodes.entries()) await network.addNode(nodeAddress(n.name, i));
   });
   const server = await stage(say, 'artifact server', () => startArtifactServer(layout));
@@ -144,7 +146,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   await writeState(layout, state);
   const values = join(layout.root, 'helm-values.yaml');
   // JSON is YAML: helm reads it as a values file.
-  await writeFile(values, JSON.stringify(localHelmValues(nodes[0]!), null, 2), { mode: 0o600 });
+  await writeFile(values, JSON.stringify(localHelmValues(nodes[0]!, vmNames.length > 0), null, 2), { mode: 0o600 });
   await stage(say, 'asterism init + helm', () =>
     runCliInit(layout, nodes[0]!, say, {
       wrapper: ['nsenter', `--net=/run/netns/${NETWORK.routerNamespace}`],
@@ -219,12 +221,17 @@ function bootstrapperArgs(layout: ClusterLayout, node: NodeSpec): string[] {
   ];
 }
 
+/** The label the node image's kubelet registers with (tools/image/rootfs kubelet.service): its TPM is /dev/tpmrm0. */
+export const VM_TPM_LABEL = 'asterism.dev/tpm';
+
 /**
  * The chart values the local network needs: no cluster DNS, so the joinservice reaches the
  * keyservice through the Service environment; tickets name node 0's API server directly; the
- * verification service reaches each node's vTPM at NODE_TPM_SOCKET.
+ * verification service reaches each namespace node's vTPM at NODE_TPM_SOCKET, and with VM nodes a
+ * second DaemonSet reaches theirs at /dev/tpmrm0 (the image's kubelet labels its node
+ * asterism.dev/tpm=device).
  */
-export function localHelmValues(first: NodeSpec): Record<string, unknown> {
+export function localHelmValues(first: NodeSpec, vmNodes = false): Record<string, unknown> {
   return {
     joinservice: {
       keyServiceEndpoint: '$(KEY_SERVICE_SERVICE_HOST):$(KEY_SERVICE_SERVICE_PORT)',
@@ -240,7 +247,11 @@ export function localHelmValues(first: NodeSpec): Record<string, unknown> {
     },
     // The node's vTPM is a swtpm socket, bind-mounted by node.sh at the same path on every node;
     // measured boot is simulated, so there is no firmware event log to mount.
-    verificationservice: { tpm: { kind: 'socket', hostPath: NODE_TPM_SOCKET }, firmwareEventLog: false },
+    verificationservice: {
+      tpm: { kind: 'socket', hostPath: NODE_TPM_SOCKET },
+      firmwareEventLog: false,
+      ...(vmNodes ? { tpmOverride: { nodeSelector: { [VM_TPM_LABEL]: 'device' }, kind: 'device', hostPath: '/dev/tpmrm0' } } : {}),
+    },
     // Continuous attestation (docs/protocol/continuous-attestation.md): no cluster DNS here, so the
     // keyservice by its Service environment; a short interval. One replica (~100 MiB each) and a
     // grace period longer than a node's reboot and rejoin in the fault scenarios (an unreachable
@@ -306,14 +317,17 @@ export async function downReal(root: string, opts: { keep?: boolean; orphans?: b
   stopped += await stopVmNodes(state);
   // QEMUs of VMs whose boot failed before the state recorded them.
   for (const pid of processesMentioning(layout.root, 'qemu-system-x86_64')) await stop(pid, 3000);
-  const nodeNames = new Set([...(state?.nodes ?? []).map((n) => n.name), ...(state?.planned ?? []), ...(opts.orphans ? leftoverNodeCgroups() : [])]);
+  // A cluster whose `up` lost the network to another never created its planned nodes: those names are the other cluster's.
+  const claimed = state?.networkClaimed !== false;
+  const planned = claimed ? (state?.planned ?? []) : [];
+  const nodeNames = new Set([...(state?.nodes ?? []).map((n) => n.name), ...planned, ...(opts.orphans ? leftoverNodeCgroups() : [])]);
   for (const name of nodeNames) stopped += await destroyNodeCgroups(name);
   for (const n of state?.nodes ?? []) await stop(n.swtpm, 5000);
   // vTPMs of nodes whose boot failed before the state recorded them.
   for (const pid of processesMentioning(layout.root, 'swtpm')) await stop(pid, 5000);
   const ours = (ns: string) => opts.orphans || [...nodeNames].some((n) => nodeAddress(n, 0).namespace === ns);
   const namespaces = readdirSafe('/run/netns').filter((ns) => ns.startsWith(NETWORK.nodeNamespacePrefix) && ns !== NETWORK.routerNamespace && ours(ns));
-  await new LocalNetwork().removeAll(namespaces, state !== undefined || opts.orphans === true);
+  await new LocalNetwork().removeAll(namespaces, (state !== undefined && claimed) || opts.orphans === true);
   if (!opts.keep) await rm(layout.root, { recursive: true, force: true });
   return stopped;
 }
