@@ -178,8 +178,9 @@ function stateDiskMapper(cfg: BootstrapperConfig, files: NodeFileWriter, logger:
  */
 async function nodeCondition(node: BootNode): Promise<NodeCondition> {
   const prepared = await node.mapper?.prepare();
-  // Every later stage talks to the network; the image starts the bootstrapper before network-online.target.
-  await waitForMetadata(node.metadata, node.logger);
+  // Every later stage talks to the network; the image starts the bootstrapper before
+  // network-online.target. A `file:` metadata source (the local cluster's) needs no network.
+  if (!node.cfg.metadata.startsWith('file:')) await waitForMetadata(node.metadata, node.logger);
   if (prepared === 'locked') return 'initialized';
   return detectNodeCondition(node.platform.mark, node.disk, node.files.resolve(NODE_STATE_PATH));
 }
