@@ -22,6 +22,10 @@ export TZ=UTC LC_ALL=C.UTF-8
 say() { printf '[image] %s (%ss)\n' "$*" "$((SECONDS - t0))" >&2; }
 t0=$SECONDS
 mkdir -p "$out" "$cache"
+# One build at a time per cache: two (the image tests' and the local cluster's, for instance)
+# would write the same rootfs tarball and the same bootstrapper bundle (dist/bootstrapper).
+exec 9>"$cache/.build.lock"
+flock 9
 work=$(mktemp -d /var/tmp/asterism-image.XXXXXX)
 trap 'umount -R "$work/root/proc" 2>/dev/null || true; rm -rf "$work"' EXIT
 root="$work/root"

@@ -89,7 +89,7 @@ describe('StateDiskMapper', () => {
     assert.deepEqual(rest.slice(0, 13), ['cryptsetup isLuks', 'cryptsetup luksFormat', 'cryptsetup token', 'cryptsetup open', 'blockdev --getsize64', 'mkfs.ext4 -n', 'mkfs.ext4 -q', 'mountpoint -q', 'mount -t', 'mountpoint -q', 'mount --bind', 'dmsetup table', 'systemctl start']);
     // containerd's check and the UUID read run side by side (the start is not awaited after a format).
     assert.deepEqual(rest.slice(13).sort(), ['cryptsetup luksUUID', 'systemctl is-active']);
-    assert.match(calls[1]!, /--type luks2 .*--integrity hmac-sha256 --integrity-no-wipe --key-file=- \/dev\/vdb$/);
+    assert.match(calls[1]!, /--type luks2 .*--integrity hmac-sha256 --integrity-no-wipe --sector-size 4096 --key-file=- \/dev\/vdb$/);
     // The edges before the dry run, then the superblock groups' heads it names, all before the real mkfs.
     const mkfs = calls.findIndex((c) => c.startsWith('mkfs.ext4 -q'));
     assert.ok(calls.findIndex((c) => c.startsWith('dd ')) < calls.findIndex((c) => c.startsWith('mkfs.ext4 -n')));

@@ -183,8 +183,9 @@ export class StateDiskMapper {
     await mkdir(dirname(this.cfg.initialKeyPath), { recursive: true, mode: 0o700 });
     await writeFile(this.cfg.initialKeyPath, key, { mode: 0o600 });
     // The initial key is 32 random bytes living only in this boot's tmpfs: a slow KDF adds nothing (docs/adr/0041).
+    // 4 KiB encryption sectors, as the file system's blocks: one integrity tag per block (docs/adr/0039, the write path).
     await this.cmd.cryptsetup({
-      args: ['luksFormat', '--batch-mode', '--type', 'luks2', '--label', 'state', '--key-slot', '0', '--pbkdf', 'pbkdf2', '--pbkdf-force-iterations', '1000', '--integrity', 'hmac-sha256', '--integrity-no-wipe', '--key-file=-', this.cfg.device],
+      args: ['luksFormat', '--batch-mode', '--type', 'luks2', '--label', 'state', '--key-slot', '0', '--pbkdf', 'pbkdf2', '--pbkdf-force-iterations', '1000', '--integrity', 'hmac-sha256', '--integrity-no-wipe', '--sector-size', '4096', '--key-file=-', this.cfg.device],
       stdin: key,
     });
     await this.cmd.cryptsetup({ args: ['token', 'import', '--token-id', '0', '--token-replace', this.cfg.device], stdin: stateDiskToken(false) });
@@ -197,7 +198,7 @@ export class StateDiskMapper {
     const t4 = Date.now();
     await this.mount('background');
     const uuid = (await this.cmd.cryptsetup({ args: ['luksUUID', this.cfg.device] })).trim();
-    this.logger.info('state disk formatted', { device: this.cfg.device, uuid, integrity: 'hmac-sha256', wipe: 'metadata', zeroedMiB: Math.round(zeroedBytes / 2 ** 20), formatMs: t1 - t0, openMs: t2 - t1, zeroMs: t3 - t2, mkfsMs: t4 - t3, mountMs: Date.now() - t4 });
+    this.logger.info('state disk formatted', { device: this.cfg.device, uuid, integrity: 'hmac-sha256', sectorSize: 4096, wipe: 'metadata', zeroedMiB: Math.round(zeroedBytes / 2 ** 20), formatMs: t1 - t0, openMs: t2 - t1, zeroMs: t3 - t2, mkfsMs: t4 - t3, mountMs: Date.now() - t4 });
   }
 
   /** Writes zeros where mke2fs (and its blkid probe) reads before writing; returns the bytes written. */

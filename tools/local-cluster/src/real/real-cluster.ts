@@ -146,7 +146,7 @@ export async function upReal(o: RealUpOptions): Promise<ClusterState> {
   await writeState(layout, state);
   const values = join(layout.root, 'helm-values.yaml');
   // JSON is YAML: helm reads it as a values file.
-  await writeFile(values, JSON.stringify(localHelmValues(nodes[0]!, vmNames.length > 0), null, 2), { mode: 0o600 });
+  await writeFile(values, JSON.stringify(localHelmValues(nodes[0]!, vmImage !== undefined), null, 2), { mode: 0o600 });
   await stage(say, 'asterism init + helm', () =>
     runCliInit(layout, nodes[0]!, say, {
       wrapper: ['nsenter', `--net=/run/netns/${NETWORK.routerNamespace}`],

@@ -7,8 +7,13 @@
  * (docs/protocol/recovery.md), served by the rebooted nodes' bootstrappers: a wrong master secret
  * is refused and writes nothing; the right one unlocks every control plane with its unchanged
  * disk key, kubectl works again and the rebooted worker rejoins through the joinservice on its
- * own. One cluster of 2 control planes (etcd needs both back for quorum) + 1 worker. The CLI runs
- * in the router namespace of the private network, as an operator's machine on the nodes' network
+ * own. One cluster of 2 control planes (etcd needs both back for quorum) + 1 worker, prepared for
+ * VM nodes (the image's measurements are the cluster's), with the VM worker scenario
+ * (./e2e/vm-checks.ts, docs/adr/0039-vm-nodes-local-cluster.md): a QEMU VM of the node image joins
+ * and runs pods, its marker is only on the mapped device, a second VM with a changed kernel
+ * command line is refused (beside the first one's join), a reboot rejoins, and in the full
+ * outage the VM is unlocked by `asterism recover` before the control planes are. The CLI runs in
+ * the router namespace of the private network, as an operator's machine on the nodes' network
  * would.
  */
 import assert from 'node:assert/strict';
@@ -28,6 +33,9 @@ import { downReal, upReal, VERIFY_GRPC_PORT } from './real-cluster.js';
 import { namespaceExists, NETWORK } from './network.js';
 import { isBootstrapper, isVerificationService, nodeProcesses, realNodesUnavailable, residentMiB } from './test-support.js';
 import { rebootRealNodes } from './faults.js';
+import { setMonitorTiming } from './e2e/attestation-support.js';
+import { RealClusterContext } from './e2e/context.js';
+import { bootVmWorker, markerOnlyOnMappedDevice, powerCycleForOutage, rebootRejoins, recoverVm, tamperedVmRefused, vmBackAfterOutage, vmConsoles, vmJoinsAndIsReady, vmRunsImageKernel, VM_NODE, type VmBeforeOutage } from './e2e/vm-checks.js';
 
 const skip = realNodesUnavailable();
 const IP = { cp0: '10.42.0.10', cp1: '10.42.0.11', worker: '10.42.0.12' };
@@ -61,11 +69,21 @@ describe('local cluster, kubeadm backend: verify running nodes, recover a full c
   /** Every node's bootstrapper has exited (only the local backend keeps it as the node's agent). */
   const bootstrappersGone = async () => (NODES.every((n) => nodeProcesses(n, isBootstrapper).length === 0) ? true : undefined);
 
+  const ctx = new RealClusterContext(root, log);
+  /** The VM worker: QEMU start, the tampered VM's refusal (settled, run beside the join), the marker. */
+  const vm: { started: number; tampered?: Promise<{ s?: number; err?: unknown }>; marker?: string } = { started: 0 };
+
   before(async () => {
     await eventually("the machine's local-cluster network is free", async () => (namespaceExists(NETWORK.routerNamespace) ? undefined : true), 900_000);
     const started = Date.now();
-    await upReal({ root, controlPlanes: 2, workers: 1, binDir: binDir(), kubernetesVersion: K8S_VERSION, progress: log });
-    log(`up --backend kubeadm --control-planes 2 --workers 1 took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    await upReal({ root, controlPlanes: 2, workers: 1, binDir: binDir(), kubernetesVersion: K8S_VERSION, vmReady: true, progress: log });
+    log(`up --backend kubeadm --control-planes 2 --workers 1 (prepared for VM nodes) took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    // A VM's verification-service pod is away while it reboots (minutes under TCG): the monitor's
+    // grace outlasts that, so the VM steps are not cut short by a quarantine (ADR 0039).
+    setMonitorTiming(ctx, 20, 3600);
+    // The VM boots during the tests below (QEMU start to Ready takes minutes under TCG).
+    vm.started = await bootVmWorker(ctx);
+    vm.tampered = tamperedVmRefused(ctx).then((s) => ({ s }), (err: unknown) => ({ err }));
   });
 
   after(async () => {
@@ -84,7 +102,8 @@ describe('local cluster, kubeadm backend: verify running nodes, recover a full c
     const pods = await eventually('a Ready verification-service pod on every node', async () => {
       const list = JSON.parse(kubectl('-n', 'kube-system', 'get', 'pods', '-l', 'k8s-app=verification-service', '-o', 'json')) as { items: Array<{ spec: { nodeName: string }; status: { containerStatuses?: Array<{ ready: boolean }> } }> };
       const ready = list.items.filter((p) => p.status.containerStatuses?.every((c) => c.ready)).map((p) => p.spec.nodeName).sort();
-      return ready.length === NODES.length ? ready : undefined;
+      const ours = ready.filter((n) => NODES.includes(n));
+      return ours.length === NODES.length ? ours : undefined;
     }, 180_000);
     assert.deepEqual(pods, [...NODES].sort());
     await eventually('every node answers verify through its NodePort', async () => ((await Promise.all(Object.values(IP).map(verifies))).every(Boolean) ? true : undefined), 120_000);
@@ -122,12 +141,34 @@ describe('local cluster, kubeadm backend: verify running nodes, recover a full c
     assert.match(gone.stderr, /no attestation from the verification service at 10\.42\.0\.250:30081/);
   });
 
-  it('full control-plane outage: a wrong master secret is refused and writes nothing; recover brings the cluster back with unchanged disk keys; the worker rejoins', async () => {
+  it("a VM worker of the node image joins: attested with the image's PCRs, components installed onto its dm-crypt + dm-integrity state disk, Ready; -o wide shows the image's kernel and containerd", async () => {
+    const t = await vmJoinsAndIsReady(ctx, vm.started);
+    const { qemuRssMiB } = vmRunsImageKernel(ctx);
+    log(`VM worker: QEMU start to bootstrapper joining ${t.bootToBootstrapperS} s, then to Node Ready ${t.bootstrapperToReadyS} s; QEMU RSS ${qemuRssMiB} MiB`);
+  });
+
+  it("a pod's marker on the VM: absent from the raw state disk read on the host, found on /dev/mapper/state inside the VM", async () => {
+    vm.marker = await markerOnlyOnMappedDevice(ctx);
+  });
+
+  it('a VM booted from the image with a changed kernel command line is refused by the joinservice, naming the PCR (run beside the join)', async () => {
+    const r = await vm.tampered!;
+    if (r.err) throw r.err;
+    log(`tampered VM refused ${r.s} s after its QEMU started`);
+  });
+
+  it('the VM worker rebooted (orderly): rejoin ticket for the same disk UUID, the same key opens it, nothing refetched, the marker read back', async () => {
+    const s = await rebootRejoins(ctx, vm.marker!);
+    log(`VM worker: reboot (power button) to Ready ${s} s`);
+  });
+
+  it('full outage of every node (the VM too): a wrong master secret is refused and writes nothing; recover brings the cluster back with unchanged disk keys (the VM first, with its data); the worker rejoins', async () => {
     const nodes = [...CONTROL_PLANES, 'worker-0'];
     const before = Object.fromEntries(nodes.map((n) => [n, { pcr15: status(n)?.pcr15, key: diskKey(n) }]));
     kubectl('get', 'nodes');
 
     const outage = Date.now();
+    const vmBefore: VmBeforeOutage = await powerCycleForOutage(ctx, vm.marker!);
     await rebootRealNodes(root, nodes);
     for (const n of nodes) await eventually(`${n} waits for its disk key`, async () => (status(n)?.phase === 'waiting' ? true : undefined), 90_000);
     const waitingAt = Date.now();
@@ -149,6 +190,14 @@ describe('local cluster, kubeadm backend: verify running nodes, recover a full c
     assert.match(wrong.stdout, /FAILED \(KEY_REFUSED\): the node refused the master secret: .*does not open the node's state disk/);
     assert.equal(header('control-plane-0'), headers.cp0, 'nothing written to the LUKS header');
     assert.equal(status('control-plane-0')?.phase, 'waiting', 'still waiting');
+
+    // The VM first: no joinservice is up, so only `asterism recover` can unlock it.
+    const vmRecoveredS = await recoverVm(ctx, async (ip) => {
+      const r = await cli(['recover', `--endpoint=${ip}`, `--master-secret=${masterFile()}`, '--timeout=60', ...att()]);
+      consoleText.push(r.stdout, r.stderr);
+      return r;
+    });
+    log(`${VM_NODE} recovered ${((Date.now() - outage) / 1000).toFixed(1)} s after the outage (key delivered ${vmRecoveredS} s after its recovery server listened)`);
 
     const recoverStart = Date.now();
     const ok = await cli(['recover', `--endpoint=${IP.cp0}`, `--endpoint=${IP.cp1}:9999`, `--master-secret=${masterFile()}`, '--timeout=90', ...att()]);
@@ -185,6 +234,8 @@ describe('local cluster, kubeadm backend: verify running nodes, recover a full c
       }
     }, 180_000);
     const readyAt = Date.now();
+    await vmBackAfterOutage(ctx, vmBefore);
+    log(`${VM_NODE} Ready with its data ${((Date.now() - outage) / 1000).toFixed(1)} s after the outage`);
     const s = (t: number) => `${((t - outage) / 1000).toFixed(1)} s`;
     log(`timings after the outage: all waiting ${s(waitingAt)}, recover started ${s(recoverStart)}, recover done ${s(recoveredAt)} (${((recoveredAt - recoverStart) / 1000).toFixed(1)} s), kubectl works ${s(kubectlAt)}, worker rejoined ${s(workerAt)}, every node Ready ${s(readyAt)}`);
 
@@ -195,8 +246,8 @@ describe('local cluster, kubeadm backend: verify running nodes, recover a full c
     assert.match(recovery.stdout, /FAILED \(NODE_UNREACHABLE\): no recovery server reachable after \d+ attempts \(is the node up and waiting for recovery on port 9999\?\)/);
 
     const m = master();
-    const secrets = [{ name: 'master key', value: m.key }, { name: 'master salt', value: m.salt }, ...nodes.map((n) => ({ name: `${n} disk key`, value: before[n]!.key }))];
-    const logs = nodes.map((n) => readFileSync(layout.log(n, 'bootstrapper.json'), 'latin1'));
+    const secrets = [{ name: 'master key', value: m.key }, { name: 'master salt', value: m.salt }, { name: `${VM_NODE} disk key`, value: vmBefore.key }, ...nodes.map((n) => ({ name: `${n} disk key`, value: before[n]!.key }))];
+    const logs = [...nodes.map((n) => readFileSync(layout.log(n, 'bootstrapper.json'), 'latin1')), ...vmConsoles(ctx)];
     assert.deepEqual(findSecretLeaks([...consoleText, ...logs].join('\n'), secrets), []);
   });
 

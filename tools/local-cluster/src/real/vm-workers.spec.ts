@@ -4,6 +4,7 @@ import { answer } from './metadata-api.js';
 import { nodeAddress } from './network.js';
 import { qemuArgs } from './vm-node.js';
 import { dhcpConfig, vmNic } from './vm-network.js';
+import { freeIndex } from './vm-workers.js';
 
 const file = {
   initSecretHash: '$2a$04$hash',
@@ -54,5 +55,19 @@ describe('VM network and QEMU arguments', () => {
     assert.match(args, /mac=52:54:00:42:00:03/);
     assert.match(args, /socket,id=chrtpm,path=\/n\/tpm\/vm\.sock/);
     assert.doesNotMatch(args, /-no-reboot|enable-kvm/);
+  });
+});
+
+describe('address-plan index of a VM added to a running cluster', () => {
+  const ns = (name: string) => ({ name, role: 'Worker' as const, ip: '', swtpm: 1, bootstrapper: 1 });
+  const vm = (name: string, index: number) => ({ ...ns(name), vm: { index, image: '/i.raw', tap: `ast-t${index}`, mac: '', memoryMiB: 2048 } });
+
+  it('takes the next index after the namespace nodes and the VMs, and reuses the index of a removed VM', () => {
+    assert.equal(freeIndex({ nodes: [ns('control-plane-0'), ns('control-plane-1'), ns('worker-0')] }), 3);
+    assert.equal(freeIndex({ nodes: [ns('control-plane-0'), ns('worker-0'), vm('vm-worker-0', 2)] }), 3);
+    // vm-worker-0 (index 1) removed while vm-worker-tampered (index 3) runs: the count of nodes (2) is free.
+    assert.equal(freeIndex({ nodes: [ns('control-plane-0'), vm('vm-worker-tampered', 3)] }), 2);
+    // The count of nodes (3) is the running VM's index: the next one is taken.
+    assert.equal(freeIndex({ nodes: [ns('control-plane-0'), ns('worker-0'), vm('vm-worker-tampered', 3)] }), 4);
   });
 });

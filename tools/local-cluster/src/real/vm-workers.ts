@@ -16,7 +16,7 @@ import { writeMetadataFile } from '../metadata-file.js';
 import { imageMeasurements, writeBootEvents } from './image-measurements.js';
 import { METADATA_API_PORT } from './metadata-api.js';
 import { NETWORK, nodeAddress } from './network.js';
-import { bootVm, DEFAULT_VM_SIZE, stopVm, vmPaths, vmToolsMissing, type VmSize } from './vm-node.js';
+import { bootVm, DEFAULT_VM_SIZE, monitorCommand, stopVm, vmPaths, vmToolsMissing, type VmSize } from './vm-node.js';
 import { addVmTap, removeVmTap, startDhcp, vmNic } from './vm-network.js';
 
 const run = promisify(execFile);
@@ -112,6 +112,26 @@ export async function powerCycleVm(layout: ClusterLayout, entry: VmNodeState, im
   entry.swtpm = p.swtpm;
 }
 
+/** How long an orderly shutdown may take under TCG (systemd stops the kubelet, containerd and its pods, unmounts the state disk). */
+const SHUTDOWN_TIMEOUT_MS = 5 * 60_000;
+
+/**
+ * Reboots a VM node in order: the ACPI power button (QEMU `system_powerdown`), the guest shuts
+ * down (its kernel sends the vTPM TPM2_Shutdown), QEMU exits, and the node boots again with the
+ * same disk and vTPM state. A power cycle ({@link powerCycleVm}) is a non-orderly TPM start-up
+ * instead: the vTPM's dictionary-attack counter counts those and locks the attestation key after
+ * three (TPM_RC_LOCKOUT), so a reboot is never one. Fails when the guest does not power off.
+ */
+export async function rebootVm(layout: ClusterLayout, entry: VmNodeState): Promise<void> {
+  await monitorCommand(layout, entry.name, 'system_powerdown');
+  const deadline = Date.now() + SHUTDOWN_TIMEOUT_MS;
+  while (alive(entry.bootstrapper)) {
+    if (Date.now() > deadline) throw new Error(`${entry.name} did not power off within ${SHUTDOWN_TIMEOUT_MS / 1000} s of the ACPI power button (see ${vmPaths(layout, entry.name).console})`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  await powerCycleVm(layout, entry);
+}
+
 /** Stops a VM node and removes its tap, lease and metadata entry (its folder stays until `down`). */
 export async function removeVmNode(layout: ClusterLayout, state: ClusterState, name: string): Promise<void> {
   const entry = state.nodes.find((n) => n.name === name);
@@ -143,35 +163,80 @@ export async function stopIfAlive(pid: number): Promise<void> {
 }
 
 /**
+ * The state file is read, changed and written by each of the calls below: a test drives two VMs
+ * at once (one joining, one booted from a tampered image), so the calls of this process run one
+ * after the other.
+ */
+let stateChanges: Promise<unknown> = Promise.resolve();
+function oneAtATime<T>(fn: () => Promise<T>): Promise<T> {
+  const next = stateChanges.then(fn, fn);
+  stateChanges = next.catch(() => undefined);
+  return next;
+}
+
+/** Options of {@link addVmWorker}. */
+export interface AddVmWorkerOptions {
+  size?: Partial<VmSize>;
+  /** Boot another image than the cluster's (a tampered variant: the joinservice must refuse it). */
+  image?: string;
+}
+
+/**
  * Adds a VM worker to a running kubeadm-backend cluster that `up` prepared for VMs (its
  * attestation config is the image's): next free address-plan index, metadata API started when
  * needed. Returns the node's entry.
  */
-export async function addVmWorker(root: string, name: string, size?: Partial<VmSize>): Promise<VmNodeState> {
-  const { layout, state } = await loadKubeadmCluster(root);
-  if (!state.vmImage) throw new Error(`the cluster in ${root} was not prepared for VM nodes (up --vm-workers, or vmImage)`);
-  if (state.nodes.some((n) => n.name === name)) throw new Error(`${name} already exists`);
-  await startMetadataApi(layout, state);
-  const entry = await addVmNode(layout, state, { name, role: 'Worker', ip: '' }, state.nodes.length, { image: state.vmImage, ...(size ? { size } : {}) });
-  await writeState(layout, state);
-  return entry;
+export function addVmWorker(root: string, name: string, o: AddVmWorkerOptions = {}): Promise<VmNodeState> {
+  return oneAtATime(async () => {
+    const { layout, state } = await loadKubeadmCluster(root);
+    if (!state.vmImage) throw new Error(`the cluster in ${root} was not prepared for VM nodes (up --vm-workers, or vmImage)`);
+    if (state.nodes.some((n) => n.name === name)) throw new Error(`${name} already exists`);
+    await startMetadataApi(layout, state);
+    const entry = await addVmNode(layout, state, { name, role: 'Worker', ip: '' }, freeIndex(state), { image: o.image ?? state.vmImage, ...(o.size ? { size: o.size } : {}) });
+    await writeState(layout, state);
+    return entry;
+  });
+}
+
+/** The lowest address-plan index no node of the state uses (a removed VM's index is free again). */
+export function freeIndex(state: Pick<ClusterState, 'nodes'>): number {
+  const used = new Set(state.nodes.map((n, i) => (isVm(n) ? n.vm.index : i)));
+  let i = state.nodes.length;
+  while (used.has(i)) i++;
+  return i;
 }
 
 /** Power-cycles a VM worker (hard reset: QEMU and swtpm restarted, disk and vTPM state kept), optionally from another image. */
-export async function powerCycleVmWorker(root: string, name: string, image?: string): Promise<VmNodeState> {
-  const { layout, state } = await loadKubeadmCluster(root);
-  const entry = state.nodes.find((n) => n.name === name);
-  if (!entry || !isVm(entry)) throw new Error(`${name} is not a VM node of the cluster in ${root}`);
-  await powerCycleVm(layout, entry, image);
-  await writeState(layout, state);
-  return entry;
+export function powerCycleVmWorker(root: string, name: string, image?: string): Promise<VmNodeState> {
+  return oneAtATime(async () => {
+    const { layout, state } = await loadKubeadmCluster(root);
+    const entry = state.nodes.find((n) => n.name === name);
+    if (!entry || !isVm(entry)) throw new Error(`${name} is not a VM node of the cluster in ${root}`);
+    await powerCycleVm(layout, entry, image);
+    await writeState(layout, state);
+    return entry;
+  });
+}
+
+/** Reboots a VM worker in order ({@link rebootVm}). */
+export function rebootVmWorker(root: string, name: string): Promise<VmNodeState> {
+  return oneAtATime(async () => {
+    const { layout, state } = await loadKubeadmCluster(root);
+    const entry = state.nodes.find((n) => n.name === name);
+    if (!entry || !isVm(entry)) throw new Error(`${name} is not a VM node of the cluster in ${root}`);
+    await rebootVm(layout, entry);
+    await writeState(layout, state);
+    return entry;
+  });
 }
 
 /** Removes a VM worker from the cluster state, network and metadata (the Node object is the caller's). */
-export async function removeVmWorker(root: string, name: string): Promise<void> {
-  const { layout, state } = await loadKubeadmCluster(root);
-  await removeVmNode(layout, state, name);
-  await writeState(layout, state);
+export function removeVmWorker(root: string, name: string): Promise<void> {
+  return oneAtATime(async () => {
+    const { layout, state } = await loadKubeadmCluster(root);
+    await removeVmNode(layout, state, name);
+    await writeState(layout, state);
+  });
 }
 
 async function loadKubeadmCluster(root: string): Promise<{ layout: ClusterLayout; state: ClusterState }> {
