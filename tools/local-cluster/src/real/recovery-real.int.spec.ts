@@ -25,9 +25,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ClusterKms, STATE_DISK_KEY_LENGTH, stateDiskKeyId } from '@asterism/crypto';
 import { binDir, K8S_VERSION } from '@asterism/k8s-testenv';
-import { eventually, findSecretLeaks, kubectlBinary, runCaptured } from '@asterism/testing';
+import { eventually, findSecretLeaks, kubectlBinary } from '@asterism/testing';
 import { SocketTransport, TPM_ALG, TpmClient } from '@asterism/tpm';
-import { TSX, WORKSPACE_ROOT } from '../cluster.js';
 import { ClusterLayout } from '../layout.js';
 import { downReal, upReal, VERIFY_GRPC_PORT } from './real-cluster.js';
 import { namespaceExists, NETWORK } from './network.js';
@@ -35,7 +34,7 @@ import { isBootstrapper, isVerificationService, nodeProcesses, realNodesUnavaila
 import { rebootRealNodes } from './faults.js';
 import { setMonitorTiming } from './e2e/attestation-support.js';
 import { RealClusterContext } from './e2e/context.js';
-import { bootVmWorker, markerOnlyOnMappedDevice, powerCycleForOutage, rebootRejoins, recoverVm, tamperedVmRefused, vmBackAfterOutage, vmConsoles, vmJoinsAndIsReady, vmRunsImageKernel, VM_NODE, type VmBeforeOutage } from './e2e/vm-checks.js';
+import { bootVmWorker, markerOnlyOnMappedDevice, powerCycleForOutage, rebootRejoins, recoverVm, tamperedVmRefused, vmBackAfterOutage, vmConsoles, vmJoinsAndIsReady, vmRunsImageKernel, VM_NODE, operatorCli, type VmBeforeOutage } from './e2e/vm-checks.js';
 
 const skip = realNodesUnavailable();
 const IP = { cp0: '10.42.0.10', cp1: '10.42.0.11', worker: '10.42.0.12' };
@@ -43,8 +42,7 @@ const CONTROL_PLANES = ['control-plane-0', 'control-plane-1'];
 const NODES = [...CONTROL_PLANES, 'worker-0'];
 
 /** The CLI as an operator on the nodes' network runs it (inside the router namespace). */
-const cli = (args: string[], timeoutMs = 150_000) =>
-  runCaptured('nsenter', [`--net=/run/netns/${NETWORK.routerNamespace}`, process.execPath, '--import', TSX, join(WORKSPACE_ROOT, 'apps/cli/src/main.ts'), ...args], { cwd: WORKSPACE_ROOT, timeoutMs });
+const cli = operatorCli;
 
 describe('local cluster, kubeadm backend: verify running nodes, recover a full control-plane outage', { skip }, () => {
   const root = mkdtempSync(join(tmpdir(), 'asterism-real-recovery-'));
