@@ -34,7 +34,7 @@ import { isBootstrapper, isVerificationService, nodeProcesses, realNodesUnavaila
 import { rebootRealNodes } from './faults.js';
 import { setMonitorTiming } from './e2e/attestation-support.js';
 import { RealClusterContext } from './e2e/context.js';
-import { bootVmWorker, markerOnlyOnMappedDevice, powerCycleForOutage, rebootRejoins, recoverVm, tamperedVmRefused, vmBackAfterOutage, vmConsoles, vmJoinsAndIsReady, vmRunsImageKernel, VM_NODE, operatorCli, type VmBeforeOutage } from './e2e/vm-checks.js';
+import { bootVmWorker, markerOnlyOnMappedDevice, powerCycleForOutage, rebootRejoins, recoverVm, tamperedVmRefused, vmBackAfterOutage, vmConsoles, vmJoinsAndIsReady, vmRunsImageKernel, VM_NODE, operatorCli, recoverWithCli, type VmBeforeOutage } from './e2e/vm-checks.js';
 
 const skip = realNodesUnavailable();
 const IP = { cp0: '10.42.0.10', cp1: '10.42.0.11', worker: '10.42.0.12' };
@@ -191,7 +191,7 @@ describe('local cluster, kubeadm backend: verify running nodes, recover a full c
 
     // The VM first: no joinservice is up, so only `asterism recover` can unlock it.
     const vmRecoveredS = await recoverVm(ctx, async (ip) => {
-      const r = await cli(['recover', `--endpoint=${ip}`, `--master-secret=${masterFile()}`, '--timeout=60', ...att()]);
+      const r = await recoverWithCli(ctx, [ip], 60);
       consoleText.push(r.stdout, r.stderr);
       return r;
     });

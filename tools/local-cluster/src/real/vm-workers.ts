@@ -208,23 +208,21 @@ export function freeIndex(state: Pick<ClusterState, 'nodes'>): number {
 
 /** Power-cycles a VM worker (hard reset: QEMU and swtpm restarted, disk and vTPM state kept), optionally from another image. */
 export function powerCycleVmWorker(root: string, name: string, image?: string): Promise<VmNodeState> {
-  return oneAtATime(async () => {
-    const { layout, state } = await loadKubeadmCluster(root);
-    const entry = state.nodes.find((n) => n.name === name);
-    if (!entry || !isVm(entry)) throw new Error(`${name} is not a VM node of the cluster in ${root}`);
-    await powerCycleVm(layout, entry, image);
-    await writeState(layout, state);
-    return entry;
-  });
+  return changeVm(root, name, (layout, entry) => powerCycleVm(layout, entry, image));
 }
 
 /** Reboots a VM worker in order ({@link rebootVm}). */
 export function rebootVmWorker(root: string, name: string): Promise<VmNodeState> {
+  return changeVm(root, name, rebootVm);
+}
+
+/** Runs `change` on a VM node's state entry (one state change at a time) and writes the state. */
+function changeVm(root: string, name: string, change: (layout: ClusterLayout, entry: VmNodeState) => Promise<void>): Promise<VmNodeState> {
   return oneAtATime(async () => {
     const { layout, state } = await loadKubeadmCluster(root);
     const entry = state.nodes.find((n) => n.name === name);
     if (!entry || !isVm(entry)) throw new Error(`${name} is not a VM node of the cluster in ${root}`);
-    await rebootVm(layout, entry);
+    await change(layout, entry);
     await writeState(layout, state);
     return entry;
   });

@@ -258,16 +258,18 @@ export async function tamperedVmRefused(ctx: RealClusterContext): Promise<number
 export interface VmBeforeOutage {
   key: Buffer;
   marker: string;
+  bootId: string | undefined;
 }
 
 /**
  * Full outage, VM side: the VM is power-cycled (hard, no orderly shutdown: a power cut) with
- * the namespace nodes (the caller reboots those). No joinservice answers, so its bootstrapper waits with the recovery server listening.
+ * the namespace nodes (the caller reboots those). No joinservice answers, so its bootstrapper
+ * waits with the recovery server listening.
  */
 export async function powerCycleForOutage(ctx: RealClusterContext, marker: string): Promise<VmBeforeOutage> {
-  const key = ctx.diskKey(VM_NODE);
+  const before = { key: ctx.diskKey(VM_NODE), marker, bootId: await bootId(ctx) };
   await powerCycleVmWorker(ctx.root, VM_NODE);
-  return { key, marker };
+  return before;
 }
 
 /**
@@ -290,7 +292,11 @@ export async function recoverVm(ctx: RealClusterContext, recover: (endpoint: str
 
 /** After the outage and both recoveries: the VM is Ready again with the same disk key, and the marker written before is read back. */
 export async function vmBackAfterOutage(ctx: RealClusterContext, before: VmBeforeOutage): Promise<void> {
-  await eventually(`${VM_NODE} Ready after the outage`, every(2000, async () => ((await ctx.ready(VM_NODE)) ? true : undefined)), JOIN_TIMEOUT_MS);
+  // The Node's Ready condition from before the outage stays until the kubelet of this boot reports.
+  await eventually(`${VM_NODE} Ready after the outage`, every(2000, async () => {
+    const id = await bootId(ctx);
+    return id && id !== before.bootId && (await ctx.ready(VM_NODE)) ? true : undefined;
+  }), JOIN_TIMEOUT_MS);
   assert.ok(ctx.opensDisk(VM_NODE, before.key), 'the same disk key opens the header after the recovery');
   const read = `console.log(require('fs').readFileSync('/data/marker','utf8').slice(0,${before.marker.length}))`;
   assert.equal((await runOnVm(ctx, 'vm-marker-read-recovered', read)).trim(), before.marker, 'the marker written before the outage is read after it');
