@@ -49,8 +49,10 @@ function every<T>(ms: number, fn: () => Promise<T | undefined>): () => Promise<T
 /** Runs a pod on the VM from the verification-service image (the VM has it; node in it) and returns its log. */
 async function runOnVm(ctx: RealClusterContext, name: string, script: string, opts: { device?: boolean } = {}): Promise<string> {
   const image = ctx.kubectl('-n', 'kube-system', 'get', 'daemonset', 'verification-service', '-o', 'jsonpath={.spec.template.spec.containers[0].image}');
-  // /dev whole: /dev/mapper/state is a symlink to ../dm-<n>.
-  const volume = opts.device ? { name: 'd', hostPath: { path: '/dev', type: 'Directory' } } : { name: 'd', hostPath: { path: '/var/lib/kubelet/asterism-e2e', type: 'DirectoryOrCreate' } };
+  // /data: a folder on the state disk (below /var/lib/kubelet). With `device`, also the VM's /dev
+  // whole at /host-dev (/dev/mapper/state is a symlink to ../dm-<n>), and privileged.
+  const volumes = [{ name: 'd', hostPath: { path: '/var/lib/kubelet/asterism-e2e', type: 'DirectoryOrCreate' } }, ...(opts.device ? [{ name: 'dev', hostPath: { path: '/dev', type: 'Directory' } }] : [])];
+  const mounts = [{ name: 'd', mountPath: '/data' }, ...(opts.device ? [{ name: 'dev', mountPath: '/host-dev' }] : [])];
   const pod = {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -58,8 +60,8 @@ async function runOnVm(ctx: RealClusterContext, name: string, script: string, op
     spec: {
       nodeName: VM_NODE,
       restartPolicy: 'Never',
-      containers: [{ name: 'c', image, imagePullPolicy: 'Never', command: ['/usr/bin/node', '-e', script], securityContext: { runAsUser: 0, privileged: opts.device ?? false }, volumeMounts: [{ name: 'd', mountPath: '/data' }] }],
-      volumes: [volume],
+      containers: [{ name: 'c', image, imagePullPolicy: 'Never', command: ['/usr/bin/node', '-e', script], securityContext: { runAsUser: 0, privileged: opts.device ?? false }, volumeMounts: mounts }],
+      volumes,
     },
   };
   const r = spawnSync(kubectlBinary(), ['--kubeconfig', ctx.layout.hostKubeconfig, 'apply', '-f', '-'], { input: JSON.stringify(pod), encoding: 'utf8' });
@@ -152,46 +154,59 @@ export function vmRunsImageKernel(ctx: RealClusterContext): { qemuRssMiB: number
 /** Size of the marker file: 16 MiB of the marker repeated, so a one-block sample per MiB of the device meets it (below). */
 const MARKER_FILE_MIB = 16;
 
+/** A script for a pod: writes 16 MiB of `marker` repeated to <dir>/marker, fsyncs, logs the guest's memory and "written". */
+export function writeScript(marker: string, dir = '/data'): string {
+  return [
+    `{const fs=require('fs');const m=${JSON.stringify(marker)};const b=Buffer.from(m.repeat(Math.ceil(${2 ** 20}/m.length))).subarray(0,${2 ** 20});`,
+    `const fd=fs.openSync(${JSON.stringify(`${dir}/marker`)},'w');for(let i=0;i<${MARKER_FILE_MIB};i++)fs.writeSync(fd,b);fs.fsyncSync(fd);fs.closeSync(fd);`,
+    `console.log(fs.readFileSync('/proc/meminfo','utf8').split('\\n').filter((l)=>/^(MemTotal|MemFree|MemAvailable|Cached):/.test(l)).join('; '));console.log('written')}`,
+  ].join('');
+}
+
+/**
+ * A script for a privileged pod: looks for `marker` on the device (the VM's /dev/mapper/state), one 4 KiB read per
+ * MiB. The marker file's 16 MiB lie in extents of at least 1 MiB on a fresh ext4 (one write,
+ * delayed allocation), and any extent of 1 MiB or more starts a 4 KiB block at some multiple of
+ * 1 MiB, which holds a whole copy of the marker (a full scan under TCG took 6 minutes).
+ * Never-written sectors read as EIO since the fast format (docs/adr/0041): skipped, counted.
+ */
+export function scanScript(marker: string, device = '/host-dev/mapper/state'): string {
+  return [
+    `{const fs=require('fs');const m=Buffer.from(${JSON.stringify(marker)});const fd=fs.openSync(${JSON.stringify(device)},'r');`,
+    `const b=Buffer.alloc(4096),t0=Date.now();let eio=0,hit=-1,samples=0;`,
+    // A read at or past the device's end returns 0 bytes: the loop's end.
+    `for(let p=0;hit<0;p+=${2 ** 20}){let n;samples++;try{n=fs.readSync(fd,b,0,4096,p)}catch(e){if(e.code!=='EIO')throw e;eio++;continue}if(n===0)break;const i=b.subarray(0,n).indexOf(m);if(i>=0)hit=p+i}`,
+    `console.log(hit>=0?'found at '+hit+' ('+(Date.now()-t0)+' ms, '+eio+' unreadable of '+samples+' samples)':'absent from '+samples+' samples, '+eio+' unreadable')}`,
+  ].join('');
+}
+
+const newMarker = () => `asterism-vm-marker-${randomBytes(12).toString('hex')}`;
+
 /** A pod writes a fresh marker file onto the state disk (hostPath below /var/lib/kubelet) and logs the guest's memory; returns the marker. */
 export async function writeMarker(ctx: RealClusterContext): Promise<string> {
-  const marker = `asterism-vm-marker-${randomBytes(12).toString('hex')}`;
-  const write = [
-    `const fs=require('fs');const m=${JSON.stringify(marker)};const b=Buffer.from(m.repeat(Math.ceil(${2 ** 20}/m.length))).subarray(0,${2 ** 20});`,
-    `const fd=fs.openSync('/data/marker','w');for(let i=0;i<${MARKER_FILE_MIB};i++)fs.writeSync(fd,b);fs.fsyncSync(fd);fs.closeSync(fd);`,
-    `console.log(fs.readFileSync('/proc/meminfo','utf8').split('\\n').filter((l)=>/^(MemTotal|MemFree|MemAvailable|Cached):/.test(l)).join('; '));console.log('written')`,
-  ].join('');
-  const out = await runOnVm(ctx, 'vm-marker-write', write);
+  const marker = newMarker();
+  const out = await runOnVm(ctx, 'vm-marker-write', writeScript(marker));
   assert.match(out, /written/);
   ctx.log(`${VM_NODE}: a pod wrote ${MARKER_FILE_MIB} MiB of the marker onto the state disk; guest memory: ${out.split('\n')[0]}`);
   return marker;
 }
 
 /**
- * A pod writes a marker file onto the state disk (hostPath below /var/lib/kubelet, a bind mount
- * of it); the raw disk image on the host holds no copy, a privileged pod finds it on the mapped
- * device. Logs the guest's memory as the pod sees it (/proc/meminfo is the VM kernel's). Returns
- * the marker.
+ * One privileged pod writes a marker file onto the state disk (hostPath below /var/lib/kubelet,
+ * a bind mount of it) and then finds the marker on the mapped device; the raw disk image on the
+ * host holds no copy. Logs the guest's memory as the pod sees it (/proc/meminfo is the VM
+ * kernel's). Returns the marker. (One pod, not two: a pod on the TCG VM takes 30-90 s.)
  */
 export async function markerOnlyOnMappedDevice(ctx: RealClusterContext): Promise<string> {
-  const marker = await writeMarker(ctx);
-  const disk = vmPaths(ctx.layout, VM_NODE).stateDisk;
+  const marker = newMarker();
+  const out = await runOnVm(ctx, 'vm-marker', writeScript(marker) + scanScript(marker), { device: true });
+  assert.match(out, /written/);
+  assert.match(out, /found at \d+/, 'the mapped device inside the VM holds the marker');
   // The pod's fsync put the marker's blocks through dm-crypt; QEMU's writes are in the host's page cache, which this read sees.
+  const disk = vmPaths(ctx.layout, VM_NODE).stateDisk;
   assert.equal(fileContains(disk, Buffer.from(marker)), false, 'the raw state disk image holds no byte run of the marker');
-  // Inside the VM: the file's 16 MiB lie in extents of at least 1 MiB on a fresh ext4 (one write,
-  // delayed allocation), and any extent of 1 MiB or more starts a 4 KiB block at some multiple of
-  // 1 MiB, which holds a whole copy of the marker. So one 4 KiB read per MiB of /dev/mapper/state
-  // finds it (a full scan under TCG took 6 minutes). Never-written sectors read as EIO since the
-  // fast format (docs/adr/0041): skipped, counted.
-  const scan = [
-    `const fs=require('fs');const m=Buffer.from(${JSON.stringify(marker)});const fd=fs.openSync('/data/mapper/state','r');`,
-    `const b=Buffer.alloc(4096),t0=Date.now();let eio=0,hit=-1,samples=0;`,
-    // A read at or past the device's end returns 0 bytes: the loop's end.
-    `for(let p=0;hit<0;p+=${2 ** 20}){let n;samples++;try{n=fs.readSync(fd,b,0,4096,p)}catch(e){if(e.code!=='EIO')throw e;eio++;continue}if(n===0)break;const i=b.subarray(0,n).indexOf(m);if(i>=0)hit=p+i}`,
-    `console.log(hit>=0?'found at '+hit+' ('+(Date.now()-t0)+' ms, '+eio+' unreadable of '+samples+' samples)':'absent from '+samples+' samples, '+eio+' unreadable')`,
-  ].join('');
-  const found = await runOnVm(ctx, 'vm-marker-scan', scan, { device: true });
-  assert.match(found, /found at \d+/, 'the mapped device inside the VM holds the marker');
-  ctx.log(`${VM_NODE}: marker ${found.trim()} on /dev/mapper/state inside the VM, absent from the raw image ${disk}`);
+  const [memory, , found] = out.trim().split('\n');
+  ctx.log(`${VM_NODE}: a pod wrote ${MARKER_FILE_MIB} MiB of the marker (guest memory: ${memory}); marker ${found} on /dev/mapper/state inside the VM, absent from the raw image ${disk}`);
   return marker;
 }
 
