@@ -70,7 +70,9 @@ export async function userArchiveRunsAsPod(ctx: RealClusterContext, nodes: strin
     for (const { node, pod } of pods) ctx.kubectl('run', pod, '--image=localhost/my-app:1', '--image-pull-policy=Never', '--restart=Never', `--overrides={"spec":{"nodeName":"${node}"}}`, '--', `echo hello from ${node}`);
     for (const { node, pod } of pods) {
       await eventually(`${pod} Succeeded`, async () => ((await ctx.core.readNamespacedPod({ name: pod, namespace: 'default' })).status?.phase === 'Succeeded' ? true : undefined), 90_000);
-      assert.equal(ctx.kubectl('logs', pod).trim(), `hello from ${node}`);
+      // The phase can be Succeeded before the shim has copied the short-lived container's output to its log file (seen once in CI: an empty log).
+      const out = await eventually(`${pod} log`, async () => ctx.kubectl('logs', pod).trim() || undefined, 30_000).catch(() => ctx.kubectl('logs', pod).trim());
+      assert.equal(out, `hello from ${node}`);
     }
     for (const { pod } of pods) ctx.kubectl('delete', 'pod', pod, '--wait=false');
     ctx.log(`user archive localhost/my-app:1 loaded onto ${nodes.length} nodes; a pod of it ran on each`);
